@@ -1,0 +1,56 @@
+/** The authenticated caller of a request, as identity/ resolves it from a bearer key. */
+
+/** Identity rate-limit fields shared by organizations, teams, users and keys (null disables a check). */
+export interface LimitFields {
+  rpm_limit: number | null;
+  tpm_limit: number | null;
+  rph_limit: number | null;
+  rpd_limit: number | null;
+  tpd_limit: number | null;
+  output_tpm_limit: number | null;
+  model_rpm_limit: Readonly<Record<string, number>> | null;
+  model_tpm_limit: Readonly<Record<string, number>> | null;
+  model_output_tpm_limit: Readonly<Record<string, number>> | null;
+}
+
+export const limitFieldNames = [
+  'rpm_limit',
+  'tpm_limit',
+  'rph_limit',
+  'rpd_limit',
+  'tpd_limit',
+  'output_tpm_limit',
+  'model_rpm_limit',
+  'model_tpm_limit',
+  'model_output_tpm_limit',
+] as const satisfies ReadonlyArray<keyof LimitFields>;
+
+export type ScopeKind = 'org' | 'team' | 'user' | 'key';
+
+export interface ScopePolicy {
+  readonly kind: ScopeKind;
+  readonly id: string;
+  readonly limits: Readonly<LimitFields>;
+}
+
+export interface Caller {
+  readonly kind: 'api_key' | 'master';
+  readonly keyId: string | null;
+  readonly keyName: string | null;
+  readonly userId: string | null;
+  readonly teamId: string | null;
+  readonly organizationId: string | null;
+  /** The role of the key's user; `admin` users may call the admin API with their key. */
+  readonly userRole: 'admin' | 'member' | null;
+  /** Model allow-list of the key; null allows every model. */
+  readonly models: readonly string[] | null;
+  readonly maxParallelRequests: number | null;
+  /** Scopes in the spec's order: organization, team, user, key. Only scopes that exist are present. */
+  readonly scopes: readonly ScopePolicy[];
+  /** Epoch milliseconds, or null when the key never expires. */
+  readonly expiresAt: number | null;
+}
+
+export function mayUseModel(caller: Caller, model: string): boolean {
+  return caller.models === null || caller.models.length === 0 || caller.models.includes(model);
+}

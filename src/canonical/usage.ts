@@ -1,0 +1,23 @@
+/** Token usage in the chat-completions shape, and helpers that read it safely from untrusted JSON. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; [key: string]: unknown };
+  completion_tokens_details?: { reasoning_tokens?: number; [key: string]: unknown };
+}
+
+/** Returns a Usage when `value` holds valid non-negative integer counts, otherwise undefined. */
+export function readUsage(value: unknown): Usage | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const record = value as Record<string, unknown>;
+  const prompt = record.prompt_tokens;
+  const completion = record.completion_tokens;
+  if (!isCount(prompt) || !isCount(completion)) return undefined;
+  const total = isCount(record.total_tokens) ? record.total_tokens : prompt + completion;
+  return { ...(record as object), prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}

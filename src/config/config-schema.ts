@@ -1,0 +1,165 @@
+/**
+ * The configuration file's schema: one TypeBox definition gives the validation, the static types and the
+ * reference in docs/configuration.md. Keys follow the spec (and LiteLLM, whose configs load unchanged).
+ */
+import Type, { type Static } from 'typebox';
+
+const PositiveInteger = Type.Integer({ minimum: 1 });
+const NonNegativeInteger = Type.Integer({ minimum: 0 });
+const Seconds = Type.Number({ exclusiveMinimum: 0 });
+
+export const routingStrategies = [
+  'simple-shuffle',
+  'least-busy',
+  'latency-based-routing',
+  'usage-based-routing',
+  'usage-based-routing-v2',
+  'RateLimitAwareStrategy',
+] as const;
+
+export const ModelParamsSchema = Type.Object(
+  {
+    provider: Type.Optional(Type.String({ minLength: 1 })),
+    model: Type.String({ minLength: 1 }),
+    api_base: Type.Optional(Type.String({ format: 'uri' })),
+    api_key: Type.Optional(Type.String()),
+    timeout: Type.Optional(Seconds),
+    stream_timeout: Type.Optional(Seconds),
+    connect_timeout: Type.Optional(Seconds),
+    weight: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    max_connections: Type.Optional(PositiveInteger),
+    rpm: Type.Optional(NonNegativeInteger),
+    tpm: Type.Optional(NonNegativeInteger),
+  },
+  // Provider-specific fields (api_version, organization, headers, fake's latency …) are validated by
+  // the provider adapter's own schema when the registry is built.
+  { additionalProperties: true },
+);
+
+export const ModelInfoSchema = Type.Object(
+  {
+    id: Type.Optional(Type.String({ minLength: 1 })),
+    rpm_limit: Type.Optional(NonNegativeInteger),
+    tpm_limit: Type.Optional(NonNegativeInteger),
+    mode: Type.Optional(
+      Type.Enum([
+        'chat',
+        'completion',
+        'embedding',
+        'image_generation',
+        'audio_speech',
+        'audio_transcription',
+        'rerank',
+      ]),
+    ),
+    default_params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    input_cost_per_token: Type.Optional(Type.Number({ minimum: 0 })),
+    output_cost_per_token: Type.Optional(Type.Number({ minimum: 0 })),
+    max_input_tokens: Type.Optional(PositiveInteger),
+    max_output_tokens: Type.Optional(PositiveInteger),
+    owned_by: Type.Optional(Type.String()),
+  },
+  // model_info is descriptive metadata; LiteLLM configs carry many more keys (supports_vision …).
+  { additionalProperties: true },
+);
+
+export const ModelEntrySchema = Type.Object(
+  {
+    model_name: Type.String({ minLength: 1 }),
+    params: ModelParamsSchema,
+    model_info: Type.Optional(ModelInfoSchema),
+  },
+  { additionalProperties: false },
+);
+
+const FallbackList = Type.Array(Type.Record(Type.String(), Type.Array(Type.String({ minLength: 1 }))));
+
+export const RouterSettingsSchema = Type.Object(
+  {
+    routing_strategy: Type.Optional(Type.Enum([...routingStrategies])),
+    routing_strategy_args: Type.Optional(
+      Type.Object(
+        {
+          lowest_latency_buffer: Type.Optional(Type.Number({ minimum: 0 })),
+          ttl: Type.Optional(Seconds),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    num_retries: Type.Optional(NonNegativeInteger),
+    retry_after: Type.Optional(Type.Number({ minimum: 0 })),
+    allowed_fails: Type.Optional(NonNegativeInteger),
+    cooldown_time: Type.Optional(Type.Number({ minimum: 0 })),
+    timeout: Type.Optional(Seconds),
+    stream_timeout: Type.Optional(Seconds),
+    connect_timeout: Type.Optional(Seconds),
+    pool_timeout: Type.Optional(Seconds),
+    max_connections_per_deployment: Type.Optional(PositiveInteger),
+    fallbacks: Type.Optional(FallbackList),
+    context_window_fallbacks: Type.Optional(FallbackList),
+    enable_pre_call_checks: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const GeneralSettingsSchema = Type.Object(
+  {
+    master_key: Type.Optional(Type.String({ minLength: 8 })),
+    salt_key: Type.Optional(Type.String({ minLength: 16 })),
+    database_url: Type.Optional(Type.String({ minLength: 1 })),
+    database_pool_size: Type.Optional(PositiveInteger),
+    redis_url: Type.Optional(
+      Type.String({ pattern: '^rediss?://', description: 'must be a redis:// or rediss:// URL' }),
+    ),
+    redis_degraded_mode: Type.Optional(Type.Enum(['fail_open', 'fail_closed'])),
+    redis_command_timeout_ms: Type.Optional(PositiveInteger),
+    spend_ingestion_mode: Type.Optional(Type.Enum(['legacy', 'outbox'])),
+    embeddings_batch_enabled: Type.Optional(Type.Boolean()),
+    cache_invalidation_worker_enabled: Type.Optional(Type.Boolean()),
+    tier_policy_mode: Type.Optional(Type.Enum(['off', 'shadow', 'enforce'])),
+    tier_policy_missing_service_mode: Type.Optional(Type.Enum(['fail_open', 'fail_closed'])),
+    auth_cache_ttl_seconds: Type.Optional(Seconds),
+    max_request_body_bytes: Type.Optional(PositiveInteger),
+    request_timeout_seconds: Type.Optional(Seconds),
+    shutdown_grace_seconds: Type.Optional(Type.Number({ minimum: 0 })),
+    request_logging: Type.Optional(Type.Boolean()),
+    mcp_tool_loop_max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+    mcp_catalog_refresh_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const McpServerSchema = Type.Object(
+  {
+    server_key: Type.String({
+      pattern: '^[a-zA-Z0-9_-]{1,64}$',
+      description: 'must be 1-64 letters, digits, _ or -',
+    }),
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    transport: Type.Optional(Type.Enum(['streamable_http', 'http'])),
+    base_url: Type.String({ format: 'uri' }),
+    enabled: Type.Optional(Type.Boolean()),
+    auth_mode: Type.Optional(Type.Enum(['none', 'bearer'])),
+    auth_config: Type.Optional(
+      Type.Object({ token: Type.Optional(Type.String()) }, { additionalProperties: false }),
+    ),
+    forwarded_headers_allowlist: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    request_timeout_ms: Type.Optional(PositiveInteger),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigFileSchema = Type.Object(
+  {
+    model_list: Type.Optional(Type.Array(ModelEntrySchema)),
+    router_settings: Type.Optional(RouterSettingsSchema),
+    general_settings: Type.Optional(GeneralSettingsSchema),
+    mcp_servers: Type.Optional(Type.Array(McpServerSchema)),
+  },
+  { additionalProperties: false },
+);
+
+export type ConfigFile = Static<typeof ConfigFileSchema>;
+export type ModelEntryInput = Static<typeof ModelEntrySchema>;
+export type McpServerInput = Static<typeof McpServerSchema>;
+export type RoutingStrategyName = (typeof routingStrategies)[number];

@@ -1,0 +1,104 @@
+/** The validated, defaulted, deep-frozen configuration every layer receives (never process.env). */
+import type { RoutingStrategyName } from './config-schema.ts';
+
+export interface ModelParams {
+  provider: string;
+  model: string;
+  api_base?: string;
+  api_key?: string;
+  timeout?: number;
+  stream_timeout?: number;
+  connect_timeout?: number;
+  weight?: number;
+  max_connections?: number;
+  [key: string]: unknown;
+}
+
+export interface ModelInfo {
+  id: string;
+  rpm_limit?: number;
+  tpm_limit?: number;
+  mode?: string;
+  default_params?: Readonly<Record<string, unknown>>;
+  input_cost_per_token?: number;
+  output_cost_per_token?: number;
+  max_input_tokens?: number;
+  max_output_tokens?: number;
+  owned_by?: string;
+  [key: string]: unknown;
+}
+
+export interface ModelDeploymentConfig {
+  model_name: string;
+  params: Readonly<ModelParams>;
+  model_info: Readonly<ModelInfo>;
+}
+
+export type FallbackMap = Readonly<Record<string, readonly string[]>>;
+
+export interface RouterSettings {
+  routing_strategy: RoutingStrategyName;
+  routing_strategy_args: { lowest_latency_buffer: number; ttl: number };
+  num_retries: number;
+  retry_after: number;
+  allowed_fails: number;
+  cooldown_time: number;
+  timeout: number;
+  stream_timeout: number;
+  connect_timeout: number;
+  pool_timeout: number;
+  max_connections_per_deployment: number;
+  fallbacks: FallbackMap;
+  context_window_fallbacks: FallbackMap;
+  enable_pre_call_checks: boolean;
+}
+
+export interface GeneralSettings {
+  master_key: string | undefined;
+  salt_key: string | undefined;
+  /** A postgres:// URL, or a SQLite file path. */
+  database_url: string;
+  database_pool_size: number;
+  redis_url: string | undefined;
+  redis_degraded_mode: 'fail_open' | 'fail_closed';
+  redis_command_timeout_ms: number;
+  spend_ingestion_mode: 'legacy' | 'outbox';
+  embeddings_batch_enabled: boolean;
+  cache_invalidation_worker_enabled: boolean;
+  tier_policy_mode: 'off' | 'shadow' | 'enforce';
+  tier_policy_missing_service_mode: 'fail_open' | 'fail_closed';
+  auth_cache_ttl_seconds: number;
+  max_request_body_bytes: number;
+  request_timeout_seconds: number;
+  shutdown_grace_seconds: number;
+  request_logging: boolean;
+  mcp_tool_loop_max_iterations: number;
+  mcp_catalog_refresh_interval_seconds: number;
+}
+
+export interface McpServerConfig {
+  server_key: string;
+  name: string;
+  transport: 'streamable_http';
+  base_url: string;
+  enabled: boolean;
+  auth_mode: 'none' | 'bearer';
+  auth_config: { token?: string };
+  forwarded_headers_allowlist: readonly string[];
+  request_timeout_ms: number;
+}
+
+export interface Config {
+  model_list: readonly ModelDeploymentConfig[];
+  router_settings: Readonly<RouterSettings>;
+  general_settings: Readonly<GeneralSettings>;
+  mcp_servers: readonly McpServerConfig[];
+  /** The file it came from, or `embedded default`. */
+  source: string;
+  /** Settings that were accepted but have no effect (LiteLLM keys Switchboard ignores). */
+  warnings: readonly string[];
+}
+
+export function isPostgresUrl(databaseUrl: string): boolean {
+  return /^postgres(ql)?:\/\//.test(databaseUrl);
+}

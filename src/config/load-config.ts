@@ -1,0 +1,263 @@
+/**
+ * Loads the configuration: YAML file (or the embedded default), os.environ/ references, LiteLLM aliases,
+ * schema validation with path-precise messages, cross-field checks, defaults, deep freeze. Any problem
+ * throws a ConfigError listing every issue, before anything starts.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Compile } from 'typebox/compile';
+import { parseDocument } from 'yaml';
+import { deepFreeze } from '../lib/deep-freeze.ts';
+import { describeSchemaErrors, formatIssue } from '../lib/schema-errors.ts';
+import type { Config, FallbackMap, McpServerConfig, ModelDeploymentConfig } from './config.ts';
+import { ConfigError } from './config-error.ts';
+import { type ConfigFile, ConfigFileSchema } from './config-schema.ts';
+import { applyLiteLlmAliases } from './litellm-aliases.ts';
+
+export interface LoadConfigOptions {
+  /** Path of the YAML file; undefined selects the embedded default. */
+  path: string | undefined;
+  /** Environment for os.environ/ references. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Folder for the embedded default's SQLite file. */
+  dataDir: string;
+}
+
+const validateConfigFile = Compile(ConfigFileSchema);
+const ENV_PREFIX = 'os.environ/';
+
+export const embeddedDefaultYaml = `
+model_list:
+  - model_name: demo
+    params:
+      provider: fake
+      model: demo
+    model_info:
+      id: demo-fake
+      owned_by: switchboard
+`;
+
+export function loadConfig(options: LoadConfigOptions): Config {
+  if (options.path === undefined)
+    return parseConfig(embeddedDefaultYaml, { ...options, source: 'embedded default' });
+  let text: string;
+  try {
+    text = readFileSync(options.path, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : String(error);
+    throw new ConfigError(options.path, [`cannot read the configuration file: ${reason}`]);
+  }
+  return parseConfig(text, { ...options, source: options.path });
+}
+
+export function parseConfig(text: string, options: LoadConfigOptions & { source: string }): Config {
+  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    throw new ConfigError(
+      options.source,
+      document.errors.map((error) => `YAML: ${error.message.split('\n')[0]}`),
+    );
+  }
+  const raw: unknown = document.toJS() ?? {};
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(options.source, [
+      'the file must hold a mapping with model_list, router_settings …',
+    ]);
+  }
+  const aliased = applyLiteLlmAliases(raw as Record<string, unknown>);
+  const issues = [...aliased.issues];
+  const resolved = resolveEnvReferences(
+    aliased.config,
+    { ...aliased.environment, ...options.env },
+    '',
+    issues,
+  );
+  if (issues.length === 0 && !validateConfigFile.Check(resolved)) {
+    for (const issue of describeSchemaErrors(ConfigFileSchema, validateConfigFile.Errors(resolved))) {
+      issues.push(formatIssue(issue));
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(options.source, issues);
+  const file = resolved as ConfigFile;
+  const config = buildConfig(file, options, aliased.warnings, issues);
+  if (issues.length > 0) throw new ConfigError(options.source, issues);
+  return deepFreeze(config);
+}
+
+/** Replaces every `os.environ/NAME` string with the variable's value; a missing one is an issue. */
+function resolveEnvReferences(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  path: string,
+  issues: string[],
+): unknown {
+  if (typeof value === 'string') {
+    if (!value.startsWith(ENV_PREFIX)) return value;
+    const name = value.slice(ENV_PREFIX.length);
+    const resolved = env[name];
+    if (resolved === undefined || resolved === '') {
+      issues.push(`${path}: environment variable ${name} is not set`);
+      return value;
+    }
+    return resolved;
+  }
+  if (Array.isArray(value)) {
+    return value.map((item, index) => resolveEnvReferences(item, env, `${path}[${index}]`, issues));
+  }
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      out[key] = resolveEnvReferences(item, env, path ? `${path}.${key}` : key, issues);
+    }
+    return out;
+  }
+  return value;
+}
+
+function buildConfig(
+  file: ConfigFile,
+  options: LoadConfigOptions & { source: string },
+  warnings: string[],
+  issues: string[],
+): Config {
+  const general = file.general_settings ?? {};
+  const router = file.router_settings ?? {};
+  const modelList = buildModelList(file, issues);
+  const groups = new Set(modelList.map((model) => model.model_name));
+  const fallbacks = buildFallbacks(router.fallbacks, 'router_settings.fallbacks', groups, issues);
+  const contextFallbacks = buildFallbacks(
+    router.context_window_fallbacks,
+    'router_settings.context_window_fallbacks',
+    groups,
+    issues,
+  );
+  return {
+    source: options.source,
+    warnings,
+    model_list: modelList,
+    router_settings: {
+      routing_strategy: router.routing_strategy ?? 'simple-shuffle',
+      routing_strategy_args: {
+        lowest_latency_buffer: router.routing_strategy_args?.lowest_latency_buffer ?? 0,
+        ttl: router.routing_strategy_args?.ttl ?? 3600,
+      },
+      num_retries: router.num_retries ?? 2,
+      retry_after: router.retry_after ?? 0,
+      allowed_fails: router.allowed_fails ?? 3,
+      cooldown_time: router.cooldown_time ?? 5,
+      timeout: router.timeout ?? 600,
+      stream_timeout: router.stream_timeout ?? router.timeout ?? 600,
+      connect_timeout: router.connect_timeout ?? 10,
+      pool_timeout: router.pool_timeout ?? 10,
+      max_connections_per_deployment: router.max_connections_per_deployment ?? 256,
+      fallbacks,
+      context_window_fallbacks: contextFallbacks,
+      enable_pre_call_checks: router.enable_pre_call_checks ?? false,
+    },
+    general_settings: {
+      master_key: general.master_key,
+      salt_key: general.salt_key,
+      database_url: general.database_url ?? join(options.dataDir, 'switchboard.db'),
+      database_pool_size: general.database_pool_size ?? 10,
+      redis_url: general.redis_url,
+      redis_degraded_mode: general.redis_degraded_mode ?? 'fail_open',
+      redis_command_timeout_ms: general.redis_command_timeout_ms ?? 50,
+      spend_ingestion_mode: general.spend_ingestion_mode ?? 'legacy',
+      embeddings_batch_enabled: general.embeddings_batch_enabled ?? false,
+      cache_invalidation_worker_enabled: general.cache_invalidation_worker_enabled ?? true,
+      tier_policy_mode: general.tier_policy_mode ?? 'off',
+      tier_policy_missing_service_mode: general.tier_policy_missing_service_mode ?? 'fail_open',
+      auth_cache_ttl_seconds: general.auth_cache_ttl_seconds ?? 60,
+      max_request_body_bytes: general.max_request_body_bytes ?? 10 * 1024 * 1024,
+      request_timeout_seconds: general.request_timeout_seconds ?? 600,
+      shutdown_grace_seconds: general.shutdown_grace_seconds ?? 30,
+      request_logging: general.request_logging ?? true,
+      mcp_tool_loop_max_iterations: general.mcp_tool_loop_max_iterations ?? 10,
+      mcp_catalog_refresh_interval_seconds: general.mcp_catalog_refresh_interval_seconds ?? 300,
+    },
+    mcp_servers: buildMcpServers(file.mcp_servers ?? [], issues),
+  };
+}
+
+function buildModelList(file: ConfigFile, issues: string[]): ModelDeploymentConfig[] {
+  const ids = new Map<string, number>();
+  return (file.model_list ?? []).map((entry, index) => {
+    const params = entry.params as ModelDeploymentConfig['params'];
+    const explicitId = entry.model_info?.id;
+    let id = explicitId ?? stableDeploymentId(entry.model_name, params);
+    if (ids.has(id)) {
+      if (explicitId !== undefined) {
+        issues.push(
+          `model_list[${index}].model_info.id: '${id}' is already used by model_list[${ids.get(id)}]`,
+        );
+      } else {
+        let suffix = 2;
+        while (ids.has(`${id}-${suffix}`)) suffix++;
+        id = `${id}-${suffix}`;
+      }
+    }
+    ids.set(id, index);
+    return { model_name: entry.model_name, params, model_info: { ...entry.model_info, id } };
+  });
+}
+
+/** A deployment id that survives restarts and key rotation, and reveals neither URL nor key. */
+function stableDeploymentId(modelName: string, params: ModelDeploymentConfig['params']): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([modelName, params.provider, params.model, params.api_base ?? '']))
+    .digest('hex');
+  return `${modelName.replace(/[^a-zA-Z0-9_.-]/g, '-')}-${digest.slice(0, 10)}`;
+}
+
+function buildFallbacks(
+  list: ReadonlyArray<Record<string, string[]>> | undefined,
+  path: string,
+  groups: ReadonlySet<string>,
+  issues: string[],
+): FallbackMap {
+  const map: Record<string, string[]> = {};
+  (list ?? []).forEach((entry, index) => {
+    for (const [group, targets] of Object.entries(entry)) {
+      if (!groups.has(group))
+        issues.push(`${path}[${index}].${group}: no model_list entry has model_name '${group}'`);
+      targets.forEach((target, targetIndex) => {
+        if (!groups.has(target)) {
+          issues.push(
+            `${path}[${index}].${group}[${targetIndex}]: no model_list entry has model_name '${target}'`,
+          );
+        }
+      });
+      map[group] = [...(map[group] ?? []), ...targets.filter((target) => target !== group)];
+    }
+  });
+  return map;
+}
+
+function buildMcpServers(
+  servers: NonNullable<ConfigFile['mcp_servers']>,
+  issues: string[],
+): McpServerConfig[] {
+  const seen = new Set<string>();
+  return servers.map((server, index) => {
+    if (seen.has(server.server_key)) {
+      issues.push(`mcp_servers[${index}].server_key: '${server.server_key}' is used twice`);
+    }
+    seen.add(server.server_key);
+    const authMode = server.auth_mode ?? (server.auth_config?.token ? 'bearer' : 'none');
+    if (authMode === 'bearer' && !server.auth_config?.token) {
+      issues.push(`mcp_servers[${index}].auth_config.token: is required when auth_mode is bearer`);
+    }
+    return {
+      server_key: server.server_key,
+      name: server.name ?? server.server_key,
+      transport: 'streamable_http',
+      base_url: server.base_url,
+      enabled: server.enabled ?? true,
+      auth_mode: authMode,
+      auth_config: { ...server.auth_config },
+      forwarded_headers_allowlist: server.forwarded_headers_allowlist ?? [],
+      request_timeout_ms: server.request_timeout_ms ?? 30_000,
+    };
+  });
+}

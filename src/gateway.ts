@@ -1,0 +1,167 @@
+/**
+ * Composition root: turns a validated Config into a running gateway (stores, identity, routing, HTTP
+ * app) and knows how to take it down in order. Used by the CLI and by tests that need a real gateway.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Config } from './config/config.ts';
+import { buildApp } from './http/app.ts';
+import type { App } from './http/app-types.ts';
+import { createKeyHasher } from './identity/api-key-secret.ts';
+import { AuthInvalidationPublisher } from './identity/auth-invalidation.ts';
+import { Authenticator } from './identity/authenticator.ts';
+import { IdentityAdmin } from './identity/identity-admin.ts';
+import { type Clock, systemClock } from './lib/clock.ts';
+import { systemRandom } from './lib/random.ts';
+import type { Logger } from './observability/logger.ts';
+import { createMetrics } from './observability/metrics.ts';
+import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
+import { builtinProviders } from './providers/builtin-providers.ts';
+import { ChatCompletions } from './proxy/chat-completions.ts';
+import { buildModelRegistry } from './routing/model-registry.ts';
+import { Router } from './routing/router.ts';
+import { createDatabase, type Database } from './store/db/create-database.ts';
+import { migrateToLatest } from './store/db/migrate.ts';
+import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
+import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
+import { RedisSharedStore } from './store/shared/redis-shared-store.ts';
+import type { SharedStore } from './store/shared/shared-store.ts';
+
+export interface GatewayOptions {
+  config: Config;
+  masterKey: string;
+  logger: Logger;
+  clock?: Clock;
+  /** Prefix of every shared-store key and channel (tests isolate themselves with it). */
+  storePrefix?: string;
+  /** PostgreSQL schema to use (tests isolate themselves with it). */
+  databaseSchema?: string;
+  /** Apply migrations at start (the cluster primary does it once, before forking). */
+  migrate?: boolean;
+  collectProcessMetrics?: boolean;
+}
+
+export interface Gateway {
+  app: App;
+  readiness: Readiness;
+  database: Database;
+  store: SharedStore;
+  /** Stops accepting, reports not ready, finishes in-flight requests within `graceMs`, closes everything. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const { config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const general = config.general_settings;
+  const registry = buildModelRegistry(config, builtinProviders(), clock.now());
+  const database = await createDatabase({
+    url: general.database_url,
+    poolSize: general.database_pool_size,
+    ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
+  });
+  if (options.migrate ?? true) await migrateToLatest(database.db);
+  const store = await createSharedStore(config, clock, options.storePrefix ?? 'switchboard:', logger);
+  const salt =
+    general.salt_key ??
+    (await new SettingsRepository(database.db).getOrCreate(
+      'key_salt',
+      randomBytes(32).toString('base64url'),
+    ));
+  const hashKey = createKeyHasher(salt);
+
+  const authenticator = new Authenticator({
+    db: database.db,
+    hashKey,
+    masterKey: options.masterKey,
+    clock,
+    ttlMs: general.auth_cache_ttl_seconds * 1000,
+  });
+  await authenticator.listen(store);
+  const publisher = new AuthInvalidationPublisher({
+    db: database.db,
+    store,
+    local: authenticator,
+    now: () => clock.now(),
+  });
+  const identityAdmin = new IdentityAdmin({ db: database.db, publisher, hashKey, clock });
+  const invalidationWorker = general.cache_invalidation_worker_enabled
+    ? setInterval(() => {
+        publisher
+          .publishQueued()
+          .catch((error: unknown) => logger.warn({ err: error }, 'cache invalidation retry failed'));
+      }, 1_000).unref()
+    : undefined;
+
+  const metrics = createMetrics({ collectProcessMetrics: options.collectProcessMetrics ?? true });
+  const readiness = new Readiness({
+    probes: readinessProbes(database, store),
+    required: requiredChecks(config),
+    clock,
+  });
+  const router = new Router({ settings: config.router_settings, random: systemRandom });
+  const chat = new ChatCompletions({ registry, router });
+  const app = await buildApp({
+    config,
+    logger,
+    clock,
+    metrics,
+    readiness,
+    authenticator,
+    identityAdmin,
+    registry,
+    chat,
+  });
+
+  return {
+    app,
+    readiness,
+    database,
+    store,
+    async close(graceMs = general.shutdown_grace_seconds * 1000) {
+      readiness.startDraining();
+      clearInterval(invalidationWorker);
+      const closing = app.close();
+      const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
+      await closing;
+      clearTimeout(timer);
+      await registry.close();
+      await store.close();
+      await database.close();
+    },
+  };
+}
+
+async function createSharedStore(
+  config: Config,
+  clock: Clock,
+  prefix: string,
+  logger: Logger,
+): Promise<SharedStore> {
+  const general = config.general_settings;
+  if (!general.redis_url) return new MemorySharedStore(clock);
+  const store = new RedisSharedStore({
+    url: general.redis_url,
+    prefix,
+    commandTimeoutMs: general.redis_command_timeout_ms,
+  });
+  if (!(await store.waitUntilReady(2_000))) {
+    logger.warn('Redis is not reachable yet; readiness reports it and the gateway keeps reconnecting');
+  }
+  return store;
+}
+
+function readinessProbes(database: Database, store: SharedStore): ReadinessProbe[] {
+  const probes: ReadinessProbe[] = [
+    { name: 'database', check: () => database.ping() },
+    // The request path and the admin path share one pool here; both names are reported as the spec asks.
+    { name: 'foreground_database', check: () => database.ping() },
+  ];
+  if (store.kind === 'redis') probes.push({ name: 'redis', check: () => store.ping() });
+  return probes;
+}
+
+function requiredChecks(config: Config): string[] {
+  return config.general_settings.redis_url
+    ? ['database', 'foreground_database', 'redis']
+    : ['database', 'foreground_database'];
+}

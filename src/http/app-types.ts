@@ -1,0 +1,39 @@
+/** The Fastify instance type used by every route file, and the dependencies buildApp receives. */
+import type {} from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { Config } from '../config/config.ts';
+import type { Authenticator } from '../identity/authenticator.ts';
+import type { IdentityAdmin } from '../identity/identity-admin.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { Readiness } from '../observability/readiness.ts';
+import type { ChatCompletions } from '../proxy/chat-completions.ts';
+import type { ModelRegistry } from '../routing/model-registry.ts';
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface AppDependencies {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  metrics: Metrics;
+  readiness: Readiness;
+  authenticator: Authenticator;
+  identityAdmin: IdentityAdmin;
+  registry: ModelRegistry;
+  chat: ChatCompletions;
+}

@@ -1,0 +1,58 @@
+/**
+ * Builds the Fastify application from its dependencies without listening, so tests and the CLI share
+ * one construction (Fastify's testing guide). Routes are thin; each calls one use case.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import type { App, AppDependencies } from './app-types.ts';
+import { authenticationPlugin } from './plugins/authentication.ts';
+import { errorHandlerPlugin } from './plugins/error-handler.ts';
+import { openApiPlugin } from './plugins/openapi.ts';
+import { requestMetricsPlugin } from './plugins/request-metrics.ts';
+import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
+import { registerHealthRoutes } from './routes/health-routes.ts';
+import { registerIdentityRoutes } from './routes/identity-routes.ts';
+import { registerMetricsRoute } from './routes/metrics-route.ts';
+import { registerModelRoutes } from './routes/model-routes.ts';
+import { validatorCompiler } from './validator-compiler.ts';
+
+export const VERSION = '0.1.0';
+
+export async function buildApp(deps: AppDependencies): Promise<App> {
+  const { general_settings: general } = deps.config;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One line per request is written by the metrics plugin instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    bodyLimit: general.max_request_body_bytes,
+    genReqId: requestId,
+    // Longer than common load-balancer idle timeouts, so the balancer closes idle connections first.
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+
+  await app.register(errorHandlerPlugin);
+  await app.register(requestMetricsPlugin, { metrics: deps.metrics, logRequests: general.request_logging });
+  await app.register(authenticationPlugin, { authenticator: deps.authenticator });
+  await app.register(openApiPlugin, { version: VERSION });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  registerHealthRoutes(app, deps);
+  registerMetricsRoute(app, deps);
+  registerIdentityRoutes(app, deps);
+  registerModelRoutes(app, deps);
+  registerChatCompletionsRoute(app, deps);
+  return app;
+}
+
+/** Keeps a caller's sane x-request-id so traces join up; otherwise a fresh UUID. */
+function requestId(request: IncomingMessage): string {
+  const incoming = request.headers['x-request-id'];
+  return typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+}

@@ -1,0 +1,34 @@
+/**
+ * Writes an SSE answer straight to the socket: headers once the first event is ready, each event as it
+ * arrives, waiting for 'drain' when the caller reads slowly (back-pressure), and stopping as soon as the
+ * caller disconnects.
+ */
+import { once } from 'node:events';
+import type { FastifyReply } from 'fastify';
+
+export async function writeEventStream(
+  reply: FastifyReply,
+  headers: Readonly<Record<string, string>>,
+  events: AsyncIterable<string>,
+  signal: AbortSignal,
+): Promise<void> {
+  reply.hijack();
+  const response = reply.raw;
+  response.writeHead(200, {
+    ...headers,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  try {
+    for await (const event of events) {
+      if (response.destroyed) break;
+      if (!response.write(event)) await once(response, 'drain', { signal });
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  } finally {
+    if (!response.destroyed) response.end();
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Authentication hooks: `authenticateCaller` (proxy routes and /mcp) resolves `request.caller` from the
+ * bearer key before the body is read; `authenticateAdmin` (/ui/api) resolves `request.adminActor`.
+ */
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Caller } from '../../canonical/caller.ts';
+import type { AdminActor, Authenticator } from '../../identity/authenticator.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller;
+    adminActor: AdminActor;
+  }
+  interface FastifyInstance {
+    authenticateCaller: onRequestAsyncHookHandler;
+    authenticateAdmin: onRequestAsyncHookHandler;
+  }
+}
+
+export const authenticationPlugin = fp(
+  async (app: FastifyInstance, options: { authenticator: Authenticator }) => {
+    const { authenticator } = options;
+    // Decorated with null so every request object keeps one shape (Fastify's advice for speed).
+    app.decorateRequest('caller', null as never);
+    app.decorateRequest('adminActor', null as never);
+    app.decorate('authenticateCaller', async (request: FastifyRequest) => {
+      request.caller = await authenticator.authenticate(request.headers.authorization);
+    });
+    app.decorate('authenticateAdmin', async (request: FastifyRequest) => {
+      request.adminActor = await authenticator.authenticateAdmin(request.headers.authorization);
+    });
+  },
+  { name: 'switchboard-authentication' },
+);

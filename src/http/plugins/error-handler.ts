@@ -1,0 +1,50 @@
+/**
+ * The one place errors become HTTP answers: GatewayErrors as the OpenAI envelope with their status,
+ * `retry-after` and extra headers; Fastify's own errors (bad JSON, body too large, wrong content type)
+ * mapped to the same envelope; anything unexpected logged and answered as a sanitized 500.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { errors } from '../../lib/error-catalogue.ts';
+import { GatewayError } from '../../lib/gateway-error.ts';
+
+export function toGatewayError(error: unknown, request: FastifyRequest, bodyLimit: number): GatewayError {
+  if (error instanceof GatewayError) return error;
+  const fastifyError = error as FastifyError;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.bodyTooLarge(bodyLimit);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return errors.unsupportedMediaType(String(request.headers['content-type'] ?? 'none'));
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalidJson('the body is empty');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return errors.invalidRequest('The Content-Length header does not match the body.');
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400)
+    return errors.invalidJson(error.message);
+  return errors.internal();
+}
+
+export function sendGatewayError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
+  return reply.code(error.status).type('application/json').send(error.toBody());
+}
+
+export const errorHandlerPlugin = fp(
+  async (app: FastifyInstance) => {
+    const bodyLimit = app.initialConfig.bodyLimit ?? 1_048_576;
+    app.setErrorHandler((error, request, reply) => {
+      const gatewayError = toGatewayError(error, request, bodyLimit);
+      if (gatewayError.status >= 500 && !(error instanceof GatewayError)) {
+        request.log.error({ err: error }, 'unexpected error');
+      }
+      return sendGatewayError(reply, gatewayError);
+    });
+    app.setNotFoundHandler((request, reply) =>
+      sendGatewayError(reply, errors.routeNotFound(request.method, request.url.split('?')[0]!)),
+    );
+  },
+  { name: 'switchboard-error-handler' },
+);

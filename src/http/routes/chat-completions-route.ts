@@ -1,0 +1,55 @@
+/** POST /v1/chat/completions: validate, hand to the proxy use case, write JSON or the event stream. */
+import Type from 'typebox';
+import { decodeChatRequest } from '../../wire/chat/decode-chat-request.ts';
+import type { App, AppDependencies } from '../app-types.ts';
+import { callerSignal } from '../caller-signal.ts';
+import { writeEventStream } from '../event-stream.ts';
+import { callerSecurity } from '../schemas/common-schemas.ts';
+
+/** The documented core of the request; every other chat-completions field passes through untouched. */
+const ChatCompletionBody = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    messages: Type.Array(Type.Object({ role: Type.String() }, { additionalProperties: true }), {
+      minItems: 1,
+    }),
+    stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    tools: Type.Optional(Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))),
+  },
+  { additionalProperties: true },
+);
+
+export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencies, 'chat'>): void {
+  app.post(
+    '/v1/chat/completions',
+    {
+      onRequest: app.authenticateCaller,
+      schema: {
+        tags: ['proxy'],
+        security: callerSecurity,
+        summary: 'Create a chat completion (JSON, or an event stream ended by [DONE] when stream is true).',
+        body: ChatCompletionBody,
+      },
+    },
+    async (request, reply) => {
+      const chatRequest = decodeChatRequest(request.body);
+      const signal = callerSignal(reply);
+      const outcome = await deps.chat.run(chatRequest, {
+        caller: request.caller,
+        signal,
+        requestId: request.id,
+      });
+      const headers = {
+        'x-request-id': request.id,
+        'x-switchboard-deployment': outcome.deploymentId,
+        'x-switchboard-attempts': String(outcome.attempts),
+      };
+      if (outcome.kind === 'json') return reply.headers(headers).type('application/json').send(outcome.json);
+      await writeEventStream(reply, headers, outcome.events, signal);
+      request.recordResponse(200);
+      return reply;
+    },
+  );
+}

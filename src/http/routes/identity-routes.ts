@@ -1,0 +1,150 @@
+/** The identity admin API under /ui/api: organizations, teams, users (one shared shape) and keys. */
+import Type from 'typebox';
+import { KeyBody, OrganizationBody, PageQuery, TeamBody, UserBody } from '../../identity/admin-schemas.ts';
+import type { App, AppDependencies } from '../app-types.ts';
+import { adminSecurity, errorResponses } from '../schemas/common-schemas.ts';
+import {
+  CreatedKeyView,
+  KeyView,
+  keyView,
+  ListView,
+  OrganizationView,
+  TeamView,
+  UserView,
+} from '../schemas/identity-views.ts';
+import { registerEntityRoutes } from './identity-entity-routes.ts';
+
+export function registerIdentityRoutes(app: App, deps: Pick<AppDependencies, 'identityAdmin'>): void {
+  const admin = deps.identityAdmin;
+  registerEntityRoutes(app, {
+    path: '/ui/api/organizations',
+    idName: 'org_id',
+    noun: 'organization',
+    body: OrganizationBody,
+    view: OrganizationView,
+    filters: [],
+    upsert: (body: OrganizationBody) => admin.upsertOrganization(body),
+    update: (id, body) => admin.updateOrganization(id, body),
+    get: (id) => admin.getOrganization(id),
+    list: (page) => admin.listOrganizations(page),
+    remove: (id) => admin.deleteOrganization(id),
+  });
+  registerEntityRoutes(app, {
+    path: '/ui/api/teams',
+    idName: 'team_id',
+    noun: 'team',
+    body: TeamBody,
+    view: TeamView,
+    filters: ['organization_id'],
+    upsert: (body: TeamBody) => admin.upsertTeam(body),
+    update: (id, body) => admin.updateTeam(id, body),
+    get: (id) => admin.getTeam(id),
+    list: (page, filters) => admin.listTeams(page, filters.organization_id),
+    remove: (id) => admin.deleteTeam(id),
+  });
+  registerEntityRoutes(app, {
+    path: '/ui/api/users',
+    idName: 'user_id',
+    noun: 'user',
+    body: UserBody,
+    view: UserView,
+    filters: ['team_id', 'organization_id'],
+    upsert: (body: UserBody) => admin.upsertUser(body),
+    update: (id, body) => admin.updateUser(id, body),
+    get: (id) => admin.getUser(id),
+    list: (page, filters) =>
+      admin.listUsers(page, { teamId: filters.team_id, organizationId: filters.organization_id }),
+    remove: (id) => admin.deleteUser(id),
+  });
+  registerKeyRoutes(app, admin);
+}
+
+function registerKeyRoutes(app: App, admin: AppDependencies['identityAdmin']): void {
+  const onRequest = app.authenticateAdmin;
+  const common = { tags: ['admin'], security: adminSecurity };
+  const params = Type.Object({ key_id: Type.String({ minLength: 1, maxLength: 128 }) });
+
+  app.post(
+    '/ui/api/keys',
+    {
+      onRequest,
+      schema: {
+        ...common,
+        summary: 'Create an API key. The secret is in `key` of this answer only; store it now.',
+        body: KeyBody,
+        response: { 201: CreatedKeyView, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { key, record } = await admin.createKey(request.body);
+      return reply.code(201).send({ key, ...keyView(record) });
+    },
+  );
+  app.get(
+    '/ui/api/keys',
+    {
+      onRequest,
+      schema: {
+        ...common,
+        summary: 'List API keys (never their secrets).',
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          user_id: Type.Optional(Type.String()),
+          team_id: Type.Optional(Type.String()),
+        }),
+        response: { 200: ListView(KeyView), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { limit = 100, offset = 0, user_id, team_id } = request.query;
+      const page = await admin.listKeys({ limit, offset }, { userId: user_id, teamId: team_id });
+      return { object: 'list' as const, data: page.items.map(keyView), total: page.total, limit, offset };
+    },
+  );
+  app.get(
+    '/ui/api/keys/:key_id',
+    {
+      onRequest,
+      schema: {
+        ...common,
+        summary: 'Get an API key (never its secret).',
+        params,
+        response: { 200: KeyView, ...errorResponses },
+      },
+    },
+    async (request) => keyView(await admin.getKey(request.params.key_id)),
+  );
+  app.put(
+    '/ui/api/keys/:key_id',
+    {
+      onRequest,
+      schema: {
+        ...common,
+        summary: 'Update an API key; omitted fields keep their value, null clears one.',
+        params,
+        body: KeyBody,
+        response: { 200: KeyView, ...errorResponses },
+      },
+    },
+    async (request) => keyView(await admin.updateKey(request.params.key_id, request.body)),
+  );
+  app.delete(
+    '/ui/api/keys/:key_id',
+    {
+      onRequest,
+      schema: {
+        ...common,
+        summary: 'Delete (revoke) an API key on every replica.',
+        params,
+        response: {
+          200: Type.Object({ deleted: Type.Literal(true), key_id: Type.String() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      await admin.deleteKey(request.params.key_id);
+      return { deleted: true as const, key_id: request.params.key_id };
+    },
+  );
+}

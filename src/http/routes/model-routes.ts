@@ -1,0 +1,62 @@
+/** GET /v1/models and /v1/models/{model}: the runtime registry, filtered to what the caller may use. */
+import Type from 'typebox';
+import { type Caller, mayUseModel } from '../../canonical/caller.ts';
+import { errors } from '../../lib/error-catalogue.ts';
+import type { ModelGroup } from '../../routing/model-registry.ts';
+import type { App, AppDependencies } from '../app-types.ts';
+import { callerSecurity, errorResponses } from '../schemas/common-schemas.ts';
+
+const ModelEntry = Type.Object({
+  id: Type.String({ description: 'Public model name a client may request.' }),
+  object: Type.Literal('model'),
+  created: Type.Integer(),
+  owned_by: Type.String(),
+});
+
+export function registerModelRoutes(app: App, deps: Pick<AppDependencies, 'registry'>): void {
+  const { registry } = deps;
+  const entry = (group: ModelGroup) => ({
+    id: group.name,
+    object: 'model' as const,
+    created: registry.createdAt,
+    owned_by: group.ownedBy,
+  });
+  const visible = (caller: Caller) => registry.groups().filter((group) => mayUseModel(caller, group.name));
+  const common = { tags: ['proxy'], security: callerSecurity };
+
+  app.get(
+    '/v1/models',
+    {
+      onRequest: app.authenticateCaller,
+      schema: {
+        ...common,
+        summary: 'List the models this API key may use.',
+        response: {
+          200: Type.Object({ object: Type.Literal('list'), data: Type.Array(ModelEntry) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => ({ object: 'list' as const, data: visible(request.caller).map(entry) }),
+  );
+
+  // A wildcard, because public model names may contain slashes (`openai/gpt-4o`).
+  app.get(
+    '/v1/models/*',
+    {
+      onRequest: app.authenticateCaller,
+      schema: {
+        ...common,
+        summary: 'Get one model by its public name.',
+        params: Type.Object({ '*': Type.String() }),
+        response: { 200: ModelEntry, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const name = decodeURIComponent(request.params['*']);
+      const group = registry.group(name);
+      if (!group || !mayUseModel(request.caller, name)) throw errors.modelNotFound(name);
+      return entry(group);
+    },
+  );
+}

@@ -1,0 +1,98 @@
+/**
+ * Invalidation of cached authentications across processes and replicas. An admin change queues a
+ * message in its own database transaction; after commit the message is published on the shared store
+ * and removed from the queue. A publish that fails stays queued and a worker retries it, so a revoked
+ * key stops working everywhere as soon as the shared store carries the message.
+ */
+import type { Kysely } from 'kysely';
+import { newId } from '../lib/random.ts';
+import { CacheInvalidationRepository } from '../store/db/repositories/cache-invalidation-repository.ts';
+import type { DatabaseSchema } from '../store/db/tables.ts';
+import type { SharedStore } from '../store/shared/shared-store.ts';
+
+export const AUTH_INVALIDATION_CHANNEL = 'auth-invalidate';
+
+export type InvalidationTarget =
+  | { kind: 'key'; id: string }
+  | { kind: 'user'; id: string }
+  | { kind: 'team'; id: string }
+  | { kind: 'organization'; id: string };
+
+export interface InvalidationListener {
+  invalidate(targets: readonly InvalidationTarget[]): void;
+}
+
+export class AuthInvalidationPublisher {
+  private readonly db: Kysely<DatabaseSchema>;
+  private readonly store: SharedStore;
+  private readonly local: InvalidationListener;
+  private readonly now: () => number;
+
+  constructor(options: {
+    db: Kysely<DatabaseSchema>;
+    store: SharedStore;
+    local: InvalidationListener;
+    now: () => number;
+  }) {
+    this.db = options.db;
+    this.store = options.store;
+    this.local = options.local;
+    this.now = options.now;
+  }
+
+  /** Queues the invalidation inside the caller's transaction; returns the id to publish after commit. */
+  async enqueue(
+    transaction: Kysely<DatabaseSchema>,
+    targets: readonly InvalidationTarget[],
+  ): Promise<QueuedMessage> {
+    const queued = { invalidation_id: newId('inv'), message: JSON.stringify(targets) };
+    await new CacheInvalidationRepository(transaction).enqueue(
+      queued.invalidation_id,
+      queued.message,
+      this.now(),
+    );
+    return queued;
+  }
+
+  /** Applies the invalidation in this process at once, then publishes it to the others. */
+  async publish(queued: QueuedMessage): Promise<void> {
+    this.local.invalidate(JSON.parse(queued.message) as InvalidationTarget[]);
+    try {
+      await this.store.publish(AUTH_INVALIDATION_CHANNEL, queued.message);
+      await new CacheInvalidationRepository(this.db).remove([queued.invalidation_id]);
+    } catch {
+      // Left queued: the worker retries it.
+    }
+  }
+
+  /** Publishes whatever is still queued (by any replica); returns how many were published. */
+  async publishQueued(): Promise<number> {
+    const repository = new CacheInvalidationRepository(this.db);
+    const queued = await repository.oldest(100);
+    const published: string[] = [];
+    for (const item of queued) {
+      try {
+        await this.store.publish(AUTH_INVALIDATION_CHANNEL, item.message);
+        published.push(item.invalidation_id);
+      } catch {
+        break;
+      }
+    }
+    await repository.remove(published);
+    return published.length;
+  }
+}
+
+export interface QueuedMessage {
+  invalidation_id: string;
+  message: string;
+}
+
+export function parseInvalidation(message: string): InvalidationTarget[] {
+  try {
+    const parsed: unknown = JSON.parse(message);
+    return Array.isArray(parsed) ? (parsed as InvalidationTarget[]) : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * Turns a bearer token into a Caller. Answers from an in-process cache (no database query on a hit);
+ * a miss loads the key, its user, team and organization once, shared by concurrent requests. Entries
+ * expire after the configured TTL and are dropped at once when an invalidation names the key or any
+ * entity it belongs to, in this process or (through the shared store) in any other.
+ */
+import type { Kysely } from 'kysely';
+import type { Caller, ScopePolicy } from '../canonical/caller.ts';
+import type { Clock } from '../lib/clock.ts';
+import { errors } from '../lib/error-catalogue.ts';
+import { ApiKeyRepository } from '../store/db/repositories/api-key-repository.ts';
+import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
+import { TeamRepository } from '../store/db/repositories/team-repository.ts';
+import { UserRepository } from '../store/db/repositories/user-repository.ts';
+import type { DatabaseSchema } from '../store/db/tables.ts';
+import type { SharedStore } from '../store/shared/shared-store.ts';
+import { type KeyHasher, secretsEqual } from './api-key-secret.ts';
+import {
+  AUTH_INVALIDATION_CHANNEL,
+  type InvalidationListener,
+  type InvalidationTarget,
+  parseInvalidation,
+} from './auth-invalidation.ts';
+import { limitsFromRecord } from './limit-record.ts';
+
+const NEGATIVE_TTL_MS = 5_000;
+const MAX_ENTRIES = 50_000;
+
+type Status = 'ok' | 'blocked' | 'missing';
+
+interface Entry {
+  status: Status;
+  caller: Caller | undefined;
+  expiresAt: number;
+}
+
+/** Who is calling the admin API: the master key, or an admin user through one of their keys. */
+export type AdminActor = { kind: 'master' } | { kind: 'user'; userId: string; keyId: string };
+
+export const masterCaller: Caller = Object.freeze({
+  kind: 'master',
+  keyId: null,
+  keyName: null,
+  userId: null,
+  teamId: null,
+  organizationId: null,
+  userRole: 'admin',
+  models: null,
+  maxParallelRequests: null,
+  scopes: [],
+  expiresAt: null,
+});
+
+export interface AuthenticatorOptions {
+  db: Kysely<DatabaseSchema>;
+  hashKey: KeyHasher;
+  masterKey: string;
+  clock: Clock;
+  ttlMs: number;
+}
+
+export class Authenticator implements InvalidationListener {
+  private readonly options: AuthenticatorOptions;
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<Entry>>();
+  /** Bumped by every invalidation, so a load that raced with one is not cached. */
+  private generation = 0;
+
+  constructor(options: AuthenticatorOptions) {
+    this.options = options;
+  }
+
+  /** Listens for invalidations published by other processes. */
+  async listen(store: SharedStore): Promise<void> {
+    await store.subscribe(
+      AUTH_INVALIDATION_CHANNEL,
+      (message) => this.invalidate(parseInvalidation(message)),
+      () => this.clear(),
+    );
+  }
+
+  /** Resolves the caller for `Authorization` header value; throws a 401 GatewayError. */
+  async authenticate(authorization: string | undefined): Promise<Caller> {
+    const token = bearerToken(authorization);
+    if (token === undefined) throw errors.missingApiKey();
+    if (secretsEqual(token, this.options.masterKey)) return masterCaller;
+    const hash = this.options.hashKey(token);
+    const now = this.options.clock.now();
+    let entry = this.entries.get(hash);
+    if (entry === undefined || entry.expiresAt <= now) entry = await this.load(hash);
+    if (entry.status === 'missing') throw errors.invalidApiKey();
+    if (entry.status === 'blocked') throw errors.blockedApiKey();
+    const caller = entry.caller!;
+    if (caller.expiresAt !== null && caller.expiresAt <= now) throw errors.expiredApiKey();
+    return caller;
+  }
+
+  /** Admin API access: the master key, or the key of a user whose role is admin. */
+  async authenticateAdmin(authorization: string | undefined): Promise<AdminActor> {
+    const caller = await this.authenticate(authorization);
+    if (caller.kind === 'master') return { kind: 'master' };
+    if (caller.userRole !== 'admin' || caller.userId === null || caller.keyId === null)
+      throw errors.masterKeyRequired();
+    return { kind: 'user', userId: caller.userId, keyId: caller.keyId };
+  }
+
+  invalidate(targets: readonly InvalidationTarget[]): void {
+    if (targets.length === 0) return;
+    this.generation++;
+    for (const [hash, entry] of this.entries) {
+      if (entry.status === 'missing') continue;
+      const caller = entry.caller;
+      if (!caller || targets.some((target) => matches(caller, target))) this.entries.delete(hash);
+    }
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  private load(hash: string): Promise<Entry> {
+    let pending = this.loading.get(hash);
+    if (!pending) {
+      const generation = this.generation;
+      pending = this.fetch(hash)
+        .then((entry) => {
+          if (generation === this.generation) this.remember(hash, entry);
+          return entry;
+        })
+        .finally(() => this.loading.delete(hash));
+      this.loading.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private remember(hash: string, entry: Entry): void {
+    if (this.entries.size >= MAX_ENTRIES) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(hash, entry);
+  }
+
+  private async fetch(hash: string): Promise<Entry> {
+    const { db, clock, ttlMs } = this.options;
+    const now = clock.now();
+    const key = await new ApiKeyRepository(db).findByHash(hash);
+    if (!key) return { status: 'missing', caller: undefined, expiresAt: now + NEGATIVE_TTL_MS };
+    const user = key.user_id ? await new UserRepository(db).get(key.user_id) : undefined;
+    const teamId = key.team_id ?? user?.team_id ?? null;
+    const team = teamId ? await new TeamRepository(db).get(teamId) : undefined;
+    const organizationId = team?.organization_id ?? user?.organization_id ?? null;
+    const organization = organizationId
+      ? await new OrganizationRepository(db).get(organizationId)
+      : undefined;
+    const scopes: ScopePolicy[] = [];
+    if (organization)
+      scopes.push({ kind: 'org', id: organization.organization_id, limits: limitsFromRecord(organization) });
+    if (team) scopes.push({ kind: 'team', id: team.team_id, limits: limitsFromRecord(team) });
+    if (user) scopes.push({ kind: 'user', id: user.user_id, limits: limitsFromRecord(user) });
+    scopes.push({ kind: 'key', id: key.key_id, limits: limitsFromRecord(key) });
+    const caller: Caller = Object.freeze({
+      kind: 'api_key',
+      keyId: key.key_id,
+      keyName: key.key_name,
+      userId: user?.user_id ?? null,
+      teamId: team?.team_id ?? null,
+      organizationId: organization?.organization_id ?? null,
+      userRole: user?.role ?? null,
+      models: key.models,
+      maxParallelRequests: key.max_parallel_requests,
+      scopes,
+      expiresAt: key.expires_at,
+    });
+    return { status: key.blocked ? 'blocked' : 'ok', caller, expiresAt: now + ttlMs };
+  }
+}
+
+function matches(caller: Caller, target: InvalidationTarget): boolean {
+  switch (target.kind) {
+    case 'key':
+      return caller.keyId === target.id;
+    case 'user':
+      return caller.userId === target.id;
+    case 'team':
+      return caller.teamId === target.id;
+    case 'organization':
+      return caller.organizationId === target.id;
+  }
+}
+
+function bearerToken(authorization: string | undefined): string | undefined {
+  if (!authorization) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return match?.[1];
+}

@@ -1,0 +1,169 @@
+/** Factories for every GatewayError the service raises, so status, type and code never drift apart. */
+import { GatewayError } from './gateway-error.ts';
+
+export const ErrorType = {
+  invalidRequest: 'invalid_request_error',
+  authentication: 'authentication_error',
+  permission: 'permission_error',
+  notFound: 'not_found_error',
+  conflict: 'conflict_error',
+  rateLimit: 'rate_limit_error',
+  api: 'api_error',
+  unavailable: 'service_unavailable_error',
+  timeout: 'timeout_error',
+} as const;
+
+export const ErrorCode = {
+  invalidRequest: 'invalid_request',
+  invalidJson: 'invalid_json',
+  bodyTooLarge: 'request_too_large',
+  unsupportedMediaType: 'unsupported_media_type',
+  missingApiKey: 'missing_api_key',
+  invalidApiKey: 'invalid_api_key',
+  expiredApiKey: 'expired_api_key',
+  blockedApiKey: 'blocked_api_key',
+  masterKeyRequired: 'master_key_required',
+  modelNotAllowed: 'model_not_allowed',
+  modelNotFound: 'model_not_found',
+  notFound: 'not_found',
+  routeNotFound: 'route_not_found',
+  conflict: 'conflict',
+  internal: 'internal_error',
+  notReady: 'not_ready',
+  upstreamError: 'upstream_error',
+  upstreamTimeout: 'upstream_timeout',
+  noHealthyDeployment: 'no_healthy_deployment',
+  noDeploymentCapacity: 'no_deployment_capacity',
+  sharedStoreUnavailable: 'shared_store_unavailable',
+} as const;
+
+export const errors = {
+  invalidRequest(message: string, param: string | null = null): GatewayError {
+    return new GatewayError({
+      status: 400,
+      type: ErrorType.invalidRequest,
+      code: ErrorCode.invalidRequest,
+      message,
+      param,
+    });
+  },
+  invalidJson(detail: string): GatewayError {
+    return new GatewayError({
+      status: 400,
+      type: ErrorType.invalidRequest,
+      code: ErrorCode.invalidJson,
+      message: `The request body is not valid JSON (${detail}). Send a JSON object with Content-Type: application/json.`,
+    });
+  },
+  bodyTooLarge(limitBytes: number): GatewayError {
+    return new GatewayError({
+      status: 413,
+      type: ErrorType.invalidRequest,
+      code: ErrorCode.bodyTooLarge,
+      message: `The request body exceeds ${limitBytes} bytes. Send a smaller body or raise general_settings.max_request_body_bytes.`,
+    });
+  },
+  unsupportedMediaType(contentType: string): GatewayError {
+    return new GatewayError({
+      status: 415,
+      type: ErrorType.invalidRequest,
+      code: ErrorCode.unsupportedMediaType,
+      message: `Content-Type ${contentType} is not supported here; send application/json.`,
+    });
+  },
+  missingApiKey(): GatewayError {
+    return new GatewayError({
+      status: 401,
+      type: ErrorType.authentication,
+      code: ErrorCode.missingApiKey,
+      message: 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".',
+    });
+  },
+  invalidApiKey(): GatewayError {
+    return new GatewayError({
+      status: 401,
+      type: ErrorType.authentication,
+      code: ErrorCode.invalidApiKey,
+      message: 'The API key is not valid. Check it, or create a new one with POST /ui/api/keys.',
+    });
+  },
+  expiredApiKey(): GatewayError {
+    return new GatewayError({
+      status: 401,
+      type: ErrorType.authentication,
+      code: ErrorCode.expiredApiKey,
+      message: 'The API key has expired. Ask an administrator for a new key.',
+    });
+  },
+  blockedApiKey(): GatewayError {
+    return new GatewayError({
+      status: 401,
+      type: ErrorType.authentication,
+      code: ErrorCode.blockedApiKey,
+      message: 'The API key is blocked. Ask an administrator to unblock it or issue a new key.',
+    });
+  },
+  masterKeyRequired(): GatewayError {
+    return new GatewayError({
+      status: 403,
+      type: ErrorType.permission,
+      code: ErrorCode.masterKeyRequired,
+      message: 'This admin endpoint needs the master key or the API key of a user whose role is admin.',
+    });
+  },
+  modelNotAllowed(model: string): GatewayError {
+    return new GatewayError({
+      status: 403,
+      type: ErrorType.permission,
+      code: ErrorCode.modelNotAllowed,
+      message: `This API key may not use model '${model}'. GET /v1/models lists the models it may use.`,
+      param: 'model',
+    });
+  },
+  modelNotFound(model: string): GatewayError {
+    return new GatewayError({
+      status: 404,
+      type: ErrorType.invalidRequest,
+      code: ErrorCode.modelNotFound,
+      message: `The model '${model}' does not exist on this gateway. GET /v1/models lists the available models.`,
+      param: 'model',
+    });
+  },
+  notFound(resource: string, id: string): GatewayError {
+    return new GatewayError({
+      status: 404,
+      type: ErrorType.notFound,
+      code: ErrorCode.notFound,
+      message: `No ${resource} with id '${id}' exists.`,
+    });
+  },
+  routeNotFound(method: string, url: string): GatewayError {
+    return new GatewayError({
+      status: 404,
+      type: ErrorType.invalidRequest,
+      code: ErrorCode.routeNotFound,
+      message: `No route ${method} ${url}. See /docs for the available endpoints.`,
+    });
+  },
+  conflict(message: string, code: string = ErrorCode.conflict): GatewayError {
+    return new GatewayError({ status: 409, type: ErrorType.conflict, code, message });
+  },
+  notReady(): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: ErrorCode.notReady,
+      message: 'The gateway is shutting down; retry on another replica.',
+      retryAfter: 1,
+    });
+  },
+  internal(): GatewayError {
+    return new GatewayError({
+      status: 500,
+      type: ErrorType.api,
+      code: ErrorCode.internal,
+      message:
+        'The gateway failed unexpectedly. Retry; if it persists, report the x-request-id to the operator.',
+    });
+  },
+} as const;

@@ -1,0 +1,105 @@
+/**
+ * Server-sent events codec (WHATWG framing). The decoder turns a byte stream into events, handling
+ * CR, LF and CRLF line ends, CRLF split across chunks, multi-line data and multi-byte characters split
+ * across chunks; the encoder writes events. Neither stage buffers more than one unfinished line.
+ */
+export interface SseEvent {
+  /** The `event:` field, or undefined for the default `message` type. */
+  event: string | undefined;
+  data: string;
+  id: string | undefined;
+}
+
+export async function* decodeSse(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
+  const parser = new SseParser();
+  const decoder = new TextDecoder('utf-8');
+  for await (const piece of source) {
+    const text = typeof piece === 'string' ? piece : decoder.decode(piece, { stream: true });
+    const events = parser.push(text);
+    for (let index = 0; index < events.length; index++) yield events[index]!;
+  }
+  const rest = parser.push(`${decoder.decode()}\n\n`);
+  for (const event of rest) yield event;
+}
+
+/** Incremental parser: feed text, get the events completed by it. */
+export class SseParser {
+  private buffer = '';
+  private skipLeadingLineFeed = false;
+  private started = false;
+  private dataLines: string[] = [];
+  private eventType: string | undefined = undefined;
+  private lastId: string | undefined = undefined;
+
+  push(text: string): SseEvent[] {
+    const events: SseEvent[] = [];
+    let input = text;
+    if (!this.started && input.length > 0) {
+      this.started = true;
+      if (input.charCodeAt(0) === 0xfeff) input = input.slice(1);
+    }
+    if (this.skipLeadingLineFeed && input.length > 0) {
+      if (input.charCodeAt(0) === 10) input = input.slice(1);
+      this.skipLeadingLineFeed = false;
+    }
+    let buffer = this.buffer.length > 0 ? this.buffer + input : input;
+    let start = 0;
+    for (;;) {
+      const lineEnd = findLineEnd(buffer, start);
+      if (lineEnd === -1) break;
+      this.processLine(buffer.slice(start, lineEnd), events);
+      if (buffer.charCodeAt(lineEnd) === 13) {
+        if (lineEnd + 1 === buffer.length) {
+          // A CR at the end of this piece may be followed by the LF of a CRLF in the next one.
+          this.skipLeadingLineFeed = true;
+          start = lineEnd + 1;
+          break;
+        }
+        start = buffer.charCodeAt(lineEnd + 1) === 10 ? lineEnd + 2 : lineEnd + 1;
+      } else {
+        start = lineEnd + 1;
+      }
+    }
+    buffer = start === 0 ? buffer : buffer.slice(start);
+    this.buffer = buffer;
+    return events;
+  }
+
+  private processLine(line: string, events: SseEvent[]): void {
+    if (line.length === 0) {
+      if (this.dataLines.length > 0) {
+        const data = this.dataLines.length === 1 ? this.dataLines[0]! : this.dataLines.join('\n');
+        events.push({ event: this.eventType, data, id: this.lastId });
+      }
+      this.dataLines = [];
+      this.eventType = undefined;
+      return;
+    }
+    if (line.charCodeAt(0) === 58) return; // ':' comment, used as keep-alive
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') this.dataLines.push(value);
+    else if (field === 'event') this.eventType = value;
+    else if (field === 'id' && !value.includes('\0')) this.lastId = value;
+  }
+}
+
+function findLineEnd(text: string, from: number): number {
+  for (let index = from; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 10 || code === 13) return index;
+  }
+  return -1;
+}
+
+/** One `data:` event. `data` must not contain line breaks (serialized JSON never does). */
+export function encodeSseData(data: string): string {
+  return `data: ${data}\n\n`;
+}
+
+/** A named event, as the messages-style wire format uses. */
+export function encodeSseEvent(event: string, data: string): string {
+  return `event: ${event}\ndata: ${data}\n\n`;
+}

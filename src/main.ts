@@ -1,0 +1,261 @@
+/**
+ * The `switchboard` command: parses flags (with environment equivalents), loads the configuration,
+ * bootstraps the master key, runs `serve` (optionally as N cluster workers) or `migrate`, and drains
+ * in-flight requests on SIGTERM. The only place besides config/ that reads process.env.
+ */
+import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Config } from './config/config.ts';
+import { ConfigError } from './config/config-error.ts';
+import { loadConfig } from './config/load-config.ts';
+import { createGateway } from './gateway.ts';
+import { VERSION } from './http/app.ts';
+import { createLogger, type Logger } from './observability/logger.ts';
+import { createDatabase } from './store/db/create-database.ts';
+import { migrateToLatest } from './store/db/migrate.ts';
+
+const HELP = `Switchboard ${VERSION}: an OpenAI-compatible AI gateway.
+
+Usage:
+  switchboard [serve] [options]    run the gateway (the default command)
+  switchboard migrate [options]    apply database migrations and exit
+  switchboard --help               show this help
+
+Options (each has an environment variable; the flag wins):
+  --config PATH     YAML configuration file                       GATEWAY_CONFIG
+                    (default: the embedded default: SQLite in the data folder,
+                    in-process counters, and a 'demo' model on the fake provider)
+  --port N          port to listen on (default 4000)              PORT
+  --host HOST       address to listen on (default 127.0.0.1)      HOST
+  --workers N       worker processes sharing the port (default 1) GATEWAY_WORKERS
+  --data-dir DIR    folder for the embedded default's files       GATEWAY_DATA_DIR
+                    (default ./.switchboard)
+  --log-level LVL   fatal, error, warn, info, debug, trace        LOG_LEVEL
+                    (default info)
+  -h, --help        show this help
+
+Other environment variables:
+  GATEWAY_MASTER_KEY   the master key when general_settings.master_key is not set;
+                       without either, one is generated on first start and kept in
+                       the data folder (printed once)
+
+Docs: README.md and docs/ (configuration, API, limits, MCP, operations).`;
+
+interface CliOptions {
+  command: 'serve' | 'migrate';
+  configPath: string | undefined;
+  port: number;
+  host: string;
+  workers: number;
+  dataDir: string;
+  logLevel: string;
+}
+
+function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      workers: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help';
+  const command = positionals[0] ?? 'serve';
+  if (command !== 'serve' && command !== 'migrate') throw new UsageError(`unknown command '${command}'`);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+  return {
+    command,
+    configPath: values.config ?? (env.GATEWAY_CONFIG || undefined),
+    port: integerOption('--port', values.port ?? env.PORT ?? '4000', 0, 65_535),
+    host: values.host ?? env.HOST ?? '127.0.0.1',
+    workers: integerOption('--workers', values.workers ?? env.GATEWAY_WORKERS ?? '1', 1, 256),
+    dataDir: resolve(values['data-dir'] ?? env.GATEWAY_DATA_DIR ?? '.switchboard'),
+    logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
+  };
+}
+
+class UsageError extends Error {}
+
+function integerOption(name: string, value: string, min: number, max: number): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < min || number > max) {
+    throw new UsageError(`${name} must be an integer from ${min} to ${max} (got '${value}')`);
+  }
+  return number;
+}
+
+/** The master key: configured, from GATEWAY_MASTER_KEY, or generated once into the data folder. */
+function resolveMasterKey(
+  config: Config,
+  options: CliOptions,
+  env: NodeJS.ProcessEnv,
+): { key: string; generated: boolean } {
+  const configured = config.general_settings.master_key ?? env.GATEWAY_MASTER_KEY;
+  if (configured) return { key: configured, generated: false };
+  const file = join(options.dataDir, 'master.key');
+  if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), generated: false };
+  mkdirSync(options.dataDir, { recursive: true });
+  const key = `sk-master-${randomBytes(24).toString('base64url')}`;
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return { key, generated: true };
+}
+
+function printMasterKey(key: string, options: CliOptions): void {
+  const base = `http://${options.host}:${options.port}`;
+  process.stdout.write(
+    `\nGenerated a master key (stored in ${join(options.dataDir, 'master.key')}; shown only now):\n\n  ${key}\n\n` +
+      `Create an API key:\n\n  curl -s ${base}/ui/api/keys -H 'Authorization: Bearer ${key}' ` +
+      `-H 'Content-Type: application/json' -d '{"key_name":"my-first-key"}'\n\n`,
+  );
+}
+
+async function migrate(config: Config, logger: Logger): Promise<void> {
+  const database = await createDatabase({ url: config.general_settings.database_url, poolSize: 1 });
+  try {
+    const report = await migrateToLatest(database.db);
+    logger.info(
+      { applied: report.applied },
+      report.applied.length ? 'migrations applied' : 'database is up to date',
+    );
+  } finally {
+    await database.close();
+  }
+}
+
+async function serveWorker(
+  config: Config,
+  options: CliOptions,
+  masterKey: string,
+  logger: Logger,
+  migrateAtStart: boolean,
+): Promise<void> {
+  const gateway = await createGateway({ config, masterKey, logger, migrate: migrateAtStart });
+  const address = await gateway.app.listen({ port: options.port, host: options.host });
+  if (cluster.isPrimary) {
+    logger.info(
+      {
+        address,
+        config: config.source,
+        database: config.general_settings.database_url.startsWith('postgres') ? 'postgresql' : 'sqlite',
+        shared_store: config.general_settings.redis_url ? 'redis' : 'memory',
+      },
+      `Switchboard ${VERSION} listening on ${address}`,
+    );
+    logger.flush();
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining in-flight requests before exit');
+    gateway
+      .close()
+      .then(() => {
+        logger.flush();
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function servePrimary(config: Config, options: CliOptions, logger: Logger): Promise<void> {
+  await migrate(config, logger);
+  const workers = new Set<number>();
+  let stopping = false;
+  const fork = () => {
+    const worker = cluster.fork();
+    workers.add(worker.id);
+    worker.on('exit', (code) => {
+      workers.delete(worker.id);
+      if (stopping) {
+        if (workers.size === 0) process.exit(0);
+        return;
+      }
+      logger.error({ worker: worker.id, code }, 'worker exited; starting a replacement');
+      setTimeout(fork, 1_000);
+    });
+  };
+  for (let index = 0; index < options.workers; index++) fork();
+  logger.info(
+    { workers: options.workers, port: options.port },
+    `Switchboard ${VERSION} starting ${options.workers} workers on ${options.host}:${options.port}`,
+  );
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function main(): Promise<void> {
+  const env = process.env;
+  let options: CliOptions | 'help';
+  try {
+    options = parseCli(process.argv.slice(2), env);
+  } catch (error) {
+    process.stderr.write(`switchboard: ${(error as Error).message}\nRun 'switchboard --help' for usage.\n`);
+    process.exit(2);
+  }
+  if (options === 'help') {
+    process.stdout.write(`${HELP}\n`);
+    return;
+  }
+  const logger = createLogger({ level: options.logLevel });
+  let config: Config;
+  try {
+    config = loadConfig({ path: options.configPath, env, dataDir: options.dataDir });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`switchboard: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  for (const warning of config.warnings) logger.warn(warning);
+  if (options.command === 'migrate') {
+    await migrate(config, logger);
+    logger.flush();
+    return;
+  }
+  if (options.workers > 1 && !config.general_settings.redis_url) {
+    process.stderr.write(
+      'switchboard: --workers above 1 needs general_settings.redis_url: without a shared store each worker would keep its own counters and caches.\n',
+    );
+    process.exit(1);
+  }
+  if (cluster.isPrimary) {
+    const { key, generated } = resolveMasterKey(config, options, env);
+    if (generated) printMasterKey(key, options);
+    if (options.workers > 1) return servePrimary(config, options, logger);
+    return serveWorker(config, options, key, logger, true);
+  }
+  const { key } = resolveMasterKey(config, options, env);
+  return serveWorker(config, options, key, logger, false);
+}
+
+main().catch((error: unknown) => {
+  const message =
+    error instanceof ConfigError
+      ? error.message
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
+  process.stderr.write(`switchboard: failed to start: ${message}\n`);
+  process.exit(1);
+});

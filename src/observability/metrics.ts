@@ -1,0 +1,110 @@
+/**
+ * Every metric the gateway exports, with its name and labels, in one place. Each process owns one
+ * registry; `createMetrics` is called once by the composition root (and once per test app).
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+export function createMetrics(options: { collectProcessMetrics: boolean }) {
+  const registry = new Registry();
+  if (options.collectProcessMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'gateway_http_requests_total',
+      help: 'HTTP requests answered, by route and status.',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers,
+    }),
+    httpRequestDuration: new Histogram({
+      name: 'gateway_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request (to the last byte), by route.',
+      labelNames: ['method', 'route'] as const,
+      buckets: latencyBuckets,
+      registers,
+    }),
+    requests: new Counter({
+      name: 'gateway_requests_total',
+      help: 'Proxied model requests, by public model and status.',
+      labelNames: ['model', 'status'] as const,
+      registers,
+    }),
+    requestDuration: new Histogram({
+      name: 'gateway_request_duration_seconds',
+      help: 'Time to answer a proxied model request, by public model.',
+      labelNames: ['model'] as const,
+      buckets: latencyBuckets,
+      registers,
+    }),
+    timeToFirstToken: new Histogram({
+      name: 'gateway_time_to_first_token_seconds',
+      help: 'Time from request to the first streamed chunk, by public model.',
+      labelNames: ['model'] as const,
+      buckets: latencyBuckets,
+      registers,
+    }),
+    upstreamAttempts: new Counter({
+      name: 'gateway_upstream_attempts_total',
+      help: 'Attempts sent to upstream deployments, by deployment id and outcome.',
+      labelNames: ['deployment', 'outcome'] as const,
+      registers,
+    }),
+    deploymentCooldowns: new Counter({
+      name: 'gateway_deployment_cooldowns_total',
+      help: 'Times a deployment was put in cooldown, by deployment id.',
+      labelNames: ['deployment'] as const,
+      registers,
+    }),
+    tokens: new Counter({
+      name: 'gateway_tokens_total',
+      help: 'Tokens counted from upstream usage, by public model and direction (input, output).',
+      labelNames: ['model', 'direction'] as const,
+      registers,
+    }),
+    rateLimitDecisions: new Counter({
+      name: 'gateway_ratelimit_decisions_total',
+      help: 'Identity rate-limit checks, by scope, dimension and outcome (allowed, rejected).',
+      labelNames: ['scope', 'dimension', 'outcome'] as const,
+      registers,
+    }),
+    rateLimitStoreErrors: new Counter({
+      name: 'gateway_ratelimit_store_errors_total',
+      help: 'Rate-limit operations that failed because the shared store did not answer.',
+      registers,
+    }),
+    rateLimitDegraded: new Gauge({
+      name: 'gateway_ratelimit_degraded',
+      help: '1 while rate limits run on per-process counters because the shared store is down.',
+      registers,
+    }),
+    outputTpmEvents: new Counter({
+      name: 'gateway_output_tpm_events_total',
+      help: 'Output-token governor events (admitted, denied, unavailable, accounted, unknown, accounting_failed, saturated).',
+      labelNames: ['event'] as const,
+      registers,
+    }),
+    mcpToolCalls: new Counter({
+      name: 'gateway_mcp_tool_calls_total',
+      help: 'MCP tool calls, by server key, tool and outcome.',
+      labelNames: ['server', 'tool', 'outcome'] as const,
+      registers,
+    }),
+    mcpToolCallDuration: new Histogram({
+      name: 'gateway_mcp_tool_call_duration_seconds',
+      help: 'Duration of MCP tool calls sent upstream, by server key.',
+      labelNames: ['server'] as const,
+      buckets: latencyBuckets,
+      registers,
+    }),
+    mcpApprovals: new Counter({
+      name: 'gateway_mcp_approvals_total',
+      help: 'MCP approval requests by resulting status (pending, approved, rejected, expired, consumed).',
+      labelNames: ['status'] as const,
+      registers,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

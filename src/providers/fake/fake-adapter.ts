@@ -1,0 +1,163 @@
+/**
+ * The built-in `fake` provider for demos, tests and load tests. It answers deterministically (a
+ * configured text, or an echo of the last user message), reports usage like a real model (about four
+ * characters per token), streams in the exact chat.completion.chunk format, and injects latency and
+ * failures on request. It goes through the same routing, limits and accounting as any provider.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { type ChatCompletionChunk, chunkFromObject, type StreamChunk } from '../../canonical/chat-chunk.ts';
+import type { ChatMessage, ChatRequest } from '../../canonical/chat-request.ts';
+import type { ChatCompletion, FinishReason } from '../../canonical/chat-response.ts';
+import type { Usage } from '../../canonical/usage.ts';
+import { newId } from '../../lib/random.ts';
+import type {
+  AttemptContext,
+  CompletionResult,
+  DeploymentSettings,
+  ProviderAdapter,
+} from '../provider-adapter.ts';
+import { classifyStatus, UpstreamError } from '../upstream-error.ts';
+import { type FakeSettings, readFakeSettings } from './fake-settings.ts';
+
+export class FakeAdapter implements ProviderAdapter {
+  private readonly model: string;
+  private readonly settings: FakeSettings;
+
+  constructor(deployment: DeploymentSettings) {
+    this.model = deployment.model;
+    this.settings = readFakeSettings(deployment.params);
+  }
+
+  async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
+    await this.wait(this.settings.latencyMs, context.signal);
+    this.maybeFail();
+    const answer = this.answer(request);
+    const response: ChatCompletion = {
+      id: newId('chatcmpl', '-'),
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: this.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: answer.text, refusal: null },
+          finish_reason: answer.finishReason,
+          logprobs: null,
+        },
+      ],
+      usage: answer.usage,
+      system_fingerprint: null,
+    };
+    return { response };
+  }
+
+  async *stream(request: ChatRequest, context: AttemptContext): AsyncGenerator<StreamChunk> {
+    await this.wait(this.settings.latencyMs, context.signal);
+    this.maybeFail();
+    const answer = this.answer(request);
+    const id = newId('chatcmpl', '-');
+    const created = Math.floor(Date.now() / 1000);
+    const chunk = (
+      delta: ChatCompletionChunk['choices'][number]['delta'],
+      finishReason: FinishReason | null,
+    ): ChatCompletionChunk => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: this.model,
+      system_fingerprint: null,
+      choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+    });
+    yield chunkFromObject(chunk({ role: 'assistant', content: '' }, null));
+    const pieces = splitIntoChunks(answer.text, this.settings.chunkCount);
+    for (let index = 0; index < pieces.length; index++) {
+      if (this.settings.failAfterChunks !== undefined && index >= this.settings.failAfterChunks) {
+        throw new UpstreamError({
+          kind: 'network',
+          retryable: true,
+          message: 'the fake upstream broke the stream',
+        });
+      }
+      if (index > 0) await this.wait(this.settings.chunkDelayMs, context.signal);
+      yield chunkFromObject(chunk({ content: pieces[index] }, null));
+    }
+    yield chunkFromObject(chunk({}, answer.finishReason));
+    const usageChunk: ChatCompletionChunk = {
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: this.model,
+      system_fingerprint: null,
+      choices: [],
+      usage: answer.usage,
+    };
+    yield chunkFromObject(usageChunk, answer.usage);
+  }
+
+  async close(): Promise<void> {}
+
+  private maybeFail(): void {
+    const { failRate, failStatus } = this.settings;
+    if (failRate > 0 && (failRate >= 1 || Math.random() < failRate)) {
+      throw classifyStatus(failStatus, failStatus === 429 ? { 'retry-after': '1' } : {});
+    }
+  }
+
+  private async wait(milliseconds: number, signal: AbortSignal): Promise<void> {
+    if (milliseconds <= 0) {
+      if (signal.aborted)
+        throw new UpstreamError({ kind: 'aborted', retryable: false, message: 'request aborted' });
+      return;
+    }
+    try {
+      await delay(milliseconds, undefined, { signal });
+    } catch {
+      throw new UpstreamError({ kind: 'aborted', retryable: false, message: 'request aborted' });
+    }
+  }
+
+  private answer(request: ChatRequest): { text: string; finishReason: FinishReason; usage: Usage } {
+    const full = this.settings.response ?? `You said: ${lastUserText(request.messages) || '(nothing)'}`;
+    const cap = request.max_completion_tokens ?? request.max_tokens ?? undefined;
+    const words = full.split(/(?<=\s)/);
+    const truncated = typeof cap === 'number' && cap > 0 && words.length > cap;
+    const text = truncated ? words.slice(0, cap).join('') : full;
+    const promptTokens = Math.max(1, Math.ceil(JSON.stringify(request.messages).length / 4));
+    const completionTokens = truncated ? (cap as number) : Math.max(1, words.length);
+    return {
+      text,
+      finishReason: truncated ? 'length' : 'stop',
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
+    };
+  }
+}
+
+function lastUserText(messages: readonly ChatMessage[]): string {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (message.role !== 'user') continue;
+    if (typeof message.content === 'string') return message.content;
+    if (Array.isArray(message.content)) {
+      return message.content
+        .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+        .join(' ')
+        .trim();
+    }
+  }
+  return '';
+}
+
+/** Splits text into word chunks, or into `count` roughly equal chunks when a count is configured. */
+function splitIntoChunks(text: string, count: number | undefined): string[] {
+  const words = text.split(/(?<=\s)/);
+  if (count === undefined || count >= words.length) return words;
+  const size = Math.ceil(words.length / count);
+  const chunks: string[] = [];
+  for (let index = 0; index < words.length; index += size)
+    chunks.push(words.slice(index, index + size).join(''));
+  return chunks;
+}

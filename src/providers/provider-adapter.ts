@@ -1,0 +1,53 @@
+/**
+ * The contract every provider implements. Adapters speak the canonical model on one side and their
+ * provider's wire format on the other; they know nothing of routing, limits or accounting.
+ */
+
+import type { StreamChunk } from '../canonical/chat-chunk.ts';
+import type { ChatRequest } from '../canonical/chat-request.ts';
+import type { ChatCompletion } from '../canonical/chat-response.ts';
+
+export interface AttemptContext {
+  /** Aborts the upstream call: the caller left, the attempt timed out or the request deadline passed. */
+  signal: AbortSignal;
+  requestId: string;
+  /** Headers from the caller that this deployment forwards (already filtered). */
+  forwardedHeaders?: Readonly<Record<string, string>>;
+}
+
+export interface CompletionResult {
+  response: ChatCompletion;
+  /** The response serialized as the chat-completions wire expects it, when the adapter has it already. */
+  json?: string;
+}
+
+export interface ProviderAdapter {
+  /** A non-streaming chat completion. Throws UpstreamError. */
+  complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult>;
+  /**
+   * A streamed chat completion. The iterator throws UpstreamError; the router pulls the first chunk
+   * before it commits the response, so failures up to then can still be retried elsewhere.
+   */
+  stream(request: ChatRequest, context: AttemptContext): AsyncIterable<StreamChunk>;
+  /** Closes pooled connections. */
+  close(): Promise<void>;
+}
+
+/** What a factory needs to build an adapter for one deployment. */
+export interface DeploymentSettings {
+  /** The upstream model name (`params.model`). */
+  model: string;
+  /** The deployment's params as configured (provider-specific keys included). */
+  params: Readonly<Record<string, unknown>>;
+  timeouts: { connectMs: number; headersMs: number; streamIdleMs: number; totalMs: number; poolMs: number };
+  maxConnections: number;
+}
+
+export interface ProviderFactory {
+  readonly name: string;
+  /** Provider-specific params this adapter reads, for validation messages and docs. */
+  readonly knownParams: readonly string[];
+  /** Returns problems with the params (each "key: message"), or an empty list. */
+  validate(params: Readonly<Record<string, unknown>>): string[];
+  create(settings: DeploymentSettings): ProviderAdapter;
+}

@@ -1,0 +1,135 @@
+/**
+ * A classified provider failure. Classification happens once, in the adapter, from trusted metadata
+ * (status, Retry-After, undici error codes) and never keeps the provider's body: routing decides on
+ * `retryable`, then maps the error to a sanitized GatewayError for the caller.
+ */
+export type UpstreamErrorKind =
+  /** TCP/TLS connection failed or timed out. */
+  | 'connect'
+  /** No response headers, first chunk or body within the deadline. */
+  | 'timeout'
+  /** No pooled connection became free in time; nothing was sent (known zero output). */
+  | 'pool_timeout'
+  /** The upstream answered with an error status. */
+  | 'status'
+  /** The upstream answered something that is not the wire format (bad JSON, broken stream). */
+  | 'protocol'
+  /** The connection broke after the request was sent. */
+  | 'network'
+  /** The caller went away or the request deadline passed. */
+  | 'aborted';
+
+export interface UpstreamErrorInit {
+  kind: UpstreamErrorKind;
+  message: string;
+  status?: number;
+  retryable: boolean;
+  retryAfterMs?: number;
+  /** A short, sanitized reason from the provider (for example an error code), never the raw body. */
+  providerCode?: string;
+}
+
+export class UpstreamError extends Error {
+  readonly kind: UpstreamErrorKind;
+  readonly status: number | undefined;
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  readonly providerCode: string | undefined;
+
+  constructor(init: UpstreamErrorInit) {
+    super(init.message);
+    this.name = 'UpstreamError';
+    this.kind = init.kind;
+    this.status = init.status;
+    this.retryable = init.retryable;
+    this.retryAfterMs = init.retryAfterMs;
+    this.providerCode = init.providerCode;
+  }
+}
+
+const retryableStatuses = new Set([408, 409, 425, 429]);
+
+/** Classifies an upstream error status: 408, 409, 425, 429 and 5xx are retryable, other 4xx are not. */
+export function classifyStatus(
+  status: number,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  providerCode?: string,
+): UpstreamError {
+  const retryAfterMs = parseRetryAfter(headers, Date.now());
+  return new UpstreamError({
+    kind: 'status',
+    status,
+    retryable: status >= 500 || retryableStatuses.has(status),
+    message: `upstream answered ${status}`,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    ...(providerCode !== undefined ? { providerCode } : {}),
+  });
+}
+
+/** Reads `retry-after-ms` or `retry-after` (seconds or an HTTP date) into milliseconds, capped at an hour. */
+export function parseRetryAfter(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  now: number,
+): number | undefined {
+  const milliseconds = first(headers['retry-after-ms']);
+  if (milliseconds !== undefined && /^\d+(\.\d+)?$/.test(milliseconds)) return cap(Number(milliseconds));
+  const value = first(headers['retry-after']);
+  if (value === undefined) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return cap(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : cap(Math.max(0, date - now));
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function cap(milliseconds: number): number {
+  return Math.min(Math.max(0, Math.round(milliseconds)), 3_600_000);
+}
+
+/** undici error codes that mean the request never reached the upstream, or got no answer in time. */
+export function classifyTransportError(error: unknown): UpstreamError {
+  const code = (error as { code?: string } | undefined)?.code;
+  const name = (error as { name?: string } | undefined)?.name;
+  if (name === 'AbortError' || code === 'UND_ERR_ABORTED' || code === 'ABORT_ERR') {
+    return new UpstreamError({ kind: 'aborted', retryable: false, message: 'request aborted' });
+  }
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return new UpstreamError({
+        kind: 'connect',
+        retryable: true,
+        message: 'connecting to the upstream timed out',
+      });
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return new UpstreamError({
+        kind: 'timeout',
+        retryable: true,
+        message: 'the upstream sent no response headers in time',
+      });
+    case 'UND_ERR_BODY_TIMEOUT':
+      return new UpstreamError({
+        kind: 'timeout',
+        retryable: true,
+        message: 'the upstream stopped sending in time',
+      });
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'UND_ERR_CONNECT':
+      return new UpstreamError({
+        kind: 'connect',
+        retryable: true,
+        message: 'could not connect to the upstream',
+      });
+    default:
+      return new UpstreamError({
+        kind: 'network',
+        retryable: true,
+        message: 'the upstream connection failed',
+      });
+  }
+}

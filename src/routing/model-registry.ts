@@ -1,0 +1,117 @@
+/**
+ * The runtime model registry: model groups (one per public model name) and their deployments, each
+ * with its provider adapter. Built once from the configuration; provider params are checked by the
+ * provider's own validator and problems are reported with their configuration path.
+ */
+import type { Config, ModelDeploymentConfig, RouterSettings } from '../config/config.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { closestMatch } from '../lib/closest-match.ts';
+import type { DeploymentSettings, ProviderAdapter } from '../providers/provider-adapter.ts';
+import type { ProviderRegistry } from '../providers/provider-registry.ts';
+
+export interface Deployment {
+  readonly id: string;
+  readonly modelName: string;
+  readonly adapter: ProviderAdapter;
+  readonly weight: number;
+  /** Requests and tokens per minute the deployment can take (model_info.rpm_limit / tpm_limit). */
+  readonly rpmLimit: number | undefined;
+  readonly tpmLimit: number | undefined;
+  readonly maxInputTokens: number | undefined;
+  readonly config: ModelDeploymentConfig;
+}
+
+export interface ModelGroup {
+  readonly name: string;
+  readonly ownedBy: string;
+  readonly deployments: readonly Deployment[];
+}
+
+export class ModelRegistry {
+  /** Epoch seconds when the registry was built (the `created` of /v1/models entries). */
+  readonly createdAt: number;
+  private readonly byName: ReadonlyMap<string, ModelGroup>;
+  private readonly byId: ReadonlyMap<string, Deployment>;
+
+  constructor(groups: readonly ModelGroup[], createdAt: number) {
+    this.createdAt = createdAt;
+    this.byName = new Map(groups.map((group) => [group.name, group]));
+    this.byId = new Map(
+      groups.flatMap((group) => group.deployments.map((deployment) => [deployment.id, deployment])),
+    );
+  }
+
+  group(name: string): ModelGroup | undefined {
+    return this.byName.get(name);
+  }
+
+  groups(): ModelGroup[] {
+    return [...this.byName.values()];
+  }
+
+  deployment(id: string): Deployment | undefined {
+    return this.byId.get(id);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.byId.values()].map((deployment) => deployment.adapter.close()));
+  }
+}
+
+export function buildModelRegistry(config: Config, providers: ProviderRegistry, now: number): ModelRegistry {
+  const issues: string[] = [];
+  const groups = new Map<string, { ownedBy: string; deployments: Deployment[] }>();
+  config.model_list.forEach((entry, index) => {
+    const path = `model_list[${index}].params`;
+    const factory = providers.get(entry.params.provider);
+    if (!factory) {
+      const suggestion = closestMatch(entry.params.provider, providers.names());
+      issues.push(
+        `${path}.provider: '${entry.params.provider}' is not a supported provider${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; supported: ${providers.names().join(', ')}`,
+      );
+      return;
+    }
+    const problems = factory.validate(entry.params);
+    if (problems.length > 0) {
+      for (const problem of problems) issues.push(`${path}.${problem}`);
+      return;
+    }
+    const adapter = factory.create(deploymentSettings(entry, config.router_settings));
+    const group = groups.get(entry.model_name) ?? {
+      ownedBy: entry.model_info.owned_by ?? entry.params.provider,
+      deployments: [],
+    };
+    group.deployments.push({
+      id: entry.model_info.id,
+      modelName: entry.model_name,
+      adapter,
+      weight: entry.params.weight ?? 1,
+      rpmLimit: entry.model_info.rpm_limit,
+      tpmLimit: entry.model_info.tpm_limit,
+      maxInputTokens: entry.model_info.max_input_tokens,
+      config: entry,
+    });
+    groups.set(entry.model_name, group);
+  });
+  if (issues.length > 0) throw new ConfigError(config.source, issues);
+  return new ModelRegistry(
+    [...groups].map(([name, group]) => ({ name, ownedBy: group.ownedBy, deployments: group.deployments })),
+    Math.floor(now / 1000),
+  );
+}
+
+function deploymentSettings(entry: ModelDeploymentConfig, router: RouterSettings): DeploymentSettings {
+  const seconds = (value: number) => Math.round(value * 1000);
+  return {
+    model: entry.params.model,
+    params: entry.params,
+    timeouts: {
+      connectMs: seconds(entry.params.connect_timeout ?? router.connect_timeout),
+      headersMs: seconds(entry.params.timeout ?? router.timeout),
+      streamIdleMs: seconds(entry.params.stream_timeout ?? router.stream_timeout),
+      totalMs: seconds(entry.params.timeout ?? router.timeout),
+      poolMs: seconds(router.pool_timeout),
+    },
+    maxConnections: entry.params.max_connections ?? router.max_connections_per_deployment,
+  };
+}

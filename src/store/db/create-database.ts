@@ -1,0 +1,82 @@
+/**
+ * Opens the database named by `general_settings.database_url`: PostgreSQL for a postgres:// URL
+ * (pooled), otherwise a SQLite file through node:sqlite (WAL, foreign keys on, busy timeout).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { adaptNodeSqlite } from './node-sqlite-database.ts';
+import type { DatabaseSchema } from './tables.ts';
+
+export type Dialect = 'postgres' | 'sqlite';
+
+export interface Database {
+  readonly db: Kysely<DatabaseSchema>;
+  readonly dialect: Dialect;
+  /** A cheap round trip for readiness. */
+  ping(signal?: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  url: string;
+  poolSize: number;
+  /** PostgreSQL schema to use (tests isolate themselves by schema); created when missing. */
+  schema?: string;
+}
+
+// Epoch-millisecond timestamps and counters fit in a double; read int8 as a number, not a string.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export async function createDatabase(options: DatabaseOptions): Promise<Database> {
+  if (/^postgres(ql)?:\/\//.test(options.url)) return createPostgres(options);
+  return createSqlite(options.url);
+}
+
+async function createPostgres(options: DatabaseOptions): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    connectionTimeoutMillis: 5_000,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  // An idle client that loses its connection emits 'error'; without a listener that kills the process.
+  pool.on('error', () => {});
+  if (options.schema) {
+    const client = await pool.connect();
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema.replaceAll('"', '')}"`);
+    } finally {
+      client.release();
+    }
+  }
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function createSqlite(path: string): Promise<Database> {
+  const file = path.replace(/^sqlite:(\/\/)?/, '');
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const database = new DatabaseSync(file);
+  database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  const db = new Kysely<DatabaseSchema>({
+    dialect: new SqliteDialect({ database: adaptNodeSqlite(database) }),
+  });
+  return {
+    db,
+    dialect: 'sqlite',
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,55 @@
+/** Converts identity limit fields to and from their columns (maps are stored as JSON text). */
+import type { LimitFields } from '../../../canonical/caller.ts';
+import type { LimitColumns } from '../tables.ts';
+
+export function limitsFromColumns(row: LimitColumns): LimitFields {
+  return {
+    rpm_limit: row.rpm_limit,
+    tpm_limit: row.tpm_limit,
+    rph_limit: row.rph_limit,
+    rpd_limit: row.rpd_limit,
+    tpd_limit: row.tpd_limit,
+    output_tpm_limit: row.output_tpm_limit,
+    model_rpm_limit: parseJson(row.model_rpm_limit),
+    model_tpm_limit: parseJson(row.model_tpm_limit),
+    model_output_tpm_limit: parseJson(row.model_output_tpm_limit),
+  };
+}
+
+/** Only the fields present in `limits` become columns, so an update leaves the others alone. */
+export function columnsFromLimits(limits: Partial<LimitFields>): Partial<LimitColumns> {
+  const columns: Partial<LimitColumns> = {};
+  for (const name of [
+    'rpm_limit',
+    'tpm_limit',
+    'rph_limit',
+    'rpd_limit',
+    'tpd_limit',
+    'output_tpm_limit',
+  ] as const) {
+    if (limits[name] !== undefined) columns[name] = limits[name];
+  }
+  for (const name of ['model_rpm_limit', 'model_tpm_limit', 'model_output_tpm_limit'] as const) {
+    const value = limits[name];
+    if (value !== undefined) columns[name] = value === null ? null : JSON.stringify(value);
+  }
+  return columns;
+}
+
+export function parseJson<T>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+export function jsonOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+export interface PageRequest {
+  limit: number;
+  offset: number;
+}

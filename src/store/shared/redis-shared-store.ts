@@ -1,0 +1,182 @@
+/**
+ * SharedStore on Redis (ioredis). Commands fail fast: no offline queue while disconnected, and a
+ * command timeout in tens of milliseconds. The timeout is checked after the event loop has had a chance
+ * to read pending replies, so a busy loop does not turn answered commands into false timeouts.
+ */
+import { Redis } from 'ioredis';
+import { type SharedStore, SharedStoreUnavailableError } from './shared-store.ts';
+
+// INCRBY, and start the expiry when the key has none (works on every Redis version, unlike PEXPIRE NX).
+const INCREMENT_SCRIPT = `
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return value`;
+
+export interface RedisSharedStoreOptions {
+  url: string;
+  /** Prepended to every key and channel, so deployments (and tests) can share one Redis. */
+  prefix: string;
+  commandTimeoutMs: number;
+}
+
+export class RedisSharedStore implements SharedStore {
+  readonly kind = 'redis' as const;
+  readonly prefix: string;
+  readonly client: Redis;
+  private subscriber: Redis | undefined;
+  private readonly url: string;
+  private readonly commandTimeoutMs: number;
+  private readonly handlers = new Map<
+    string,
+    { onMessage: (message: string) => void; onResync: () => void }
+  >();
+
+  constructor(options: RedisSharedStoreOptions) {
+    this.url = options.url;
+    this.prefix = options.prefix;
+    this.commandTimeoutMs = options.commandTimeoutMs;
+    this.client = createClient(options.url);
+  }
+
+  isAvailable(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  async time(): Promise<number> {
+    const [seconds, microseconds] = await this.run(() => this.client.time());
+    return Number(seconds) * 1000 + Math.floor(Number(microseconds) / 1000);
+  }
+
+  async ping(): Promise<void> {
+    await this.run(() => this.client.ping());
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.run(() => this.client.get(this.prefix + key));
+  }
+
+  async set(key: string, value: string, ttlMs: number): Promise<void> {
+    await this.run(() => this.client.set(this.prefix + key, value, 'PX', Math.max(1, Math.ceil(ttlMs))));
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const result = await this.run(() =>
+      this.client.set(this.prefix + key, value, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX'),
+    );
+    return result === 'OK';
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.run(() => this.client.del(this.prefix + key));
+  }
+
+  async increment(key: string, amount: number, ttlMs: number): Promise<number> {
+    const value = await this.run(() =>
+      this.client.eval(INCREMENT_SCRIPT, 1, this.prefix + key, amount, Math.max(1, Math.ceil(ttlMs))),
+    );
+    return Number(value);
+  }
+
+  /** Waits until the first connection is ready, or `timeoutMs` passes; true when connected. */
+  async waitUntilReady(timeoutMs: number): Promise<boolean> {
+    if (this.client.status === 'ready') return true;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        resolve(false);
+      }, timeoutMs);
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.client.once('ready', onReady);
+    });
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.run(() => this.client.publish(this.prefix + channel, message));
+  }
+
+  async subscribe(
+    channel: string,
+    onMessage: (message: string) => void,
+    onResync: () => void,
+  ): Promise<void> {
+    this.handlers.set(this.prefix + channel, { onMessage, onResync });
+    if (!this.subscriber) {
+      const subscriber = createClient(this.url);
+      this.subscriber = subscriber;
+      subscriber.on('message', (name: string, message: string) =>
+        this.handlers.get(name)?.onMessage(message),
+      );
+      let connectedBefore = false;
+      // ioredis re-subscribes after a reconnect; messages published meanwhile are lost, so resync.
+      subscriber.on('ready', () => {
+        if (connectedBefore) for (const handler of this.handlers.values()) handler.onResync();
+        connectedBefore = true;
+      });
+      subscriber.on('close', () => {
+        if (connectedBefore) for (const handler of this.handlers.values()) handler.onResync();
+      });
+    }
+    // Subscribing waits for a connection; a store that is down must not block start-up.
+    this.subscriber.subscribe(this.prefix + channel).catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    this.client.disconnect();
+    this.subscriber?.disconnect();
+  }
+
+  private run<T>(command: () => Promise<T>): Promise<T> {
+    if (this.client.status !== 'ready') {
+      return Promise.reject(new SharedStoreUnavailableError(`redis connection is ${this.client.status}`));
+    }
+    return withTimeout(command(), this.commandTimeoutMs);
+  }
+}
+
+function createClient(url: string): Redis {
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+    enableAutoPipelining: true,
+  });
+  // Errors surface through failing commands and readiness; an unhandled 'error' event would crash.
+  client.on('error', () => {});
+  return client;
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      // Timers run before the poll phase; give pending socket reads one turn before giving up.
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(new SharedStoreUnavailableError(`no answer within ${timeoutMs} ms`));
+      });
+    }, timeoutMs);
+    promise.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(
+          error instanceof SharedStoreUnavailableError
+            ? error
+            : new SharedStoreUnavailableError(String(error)),
+        );
+      },
+    );
+  });
+}

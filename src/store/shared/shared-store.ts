@@ -1,0 +1,37 @@
+/**
+ * The store shared by every gateway process: counters, short-lived values and pub/sub for cache
+ * invalidation. Redis in production; an in-memory implementation for the embedded default and for
+ * fail_open degradation. Both pass the same conformance suite (test/support/shared-store-suite.ts).
+ */
+export interface SharedStore {
+  readonly kind: 'redis' | 'memory';
+  /** The store's own clock in epoch milliseconds (Redis TIME), so all replicas agree on windows. */
+  time(): Promise<number>;
+  /** Resolves when the store answers; rejects with SharedStoreUnavailableError otherwise. */
+  ping(): Promise<void>;
+  /** False while the store is known to be unreachable (commands would fail fast). */
+  isAvailable(): boolean;
+  get(key: string): Promise<string | null>;
+  /** Sets a value that expires after `ttlMs`. */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Sets the value only when the key is absent; true when it was set. */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  /** Adds `amount` to a counter, starting its expiry when the counter is created; returns the new value. */
+  increment(key: string, amount: number, ttlMs: number): Promise<number>;
+  publish(channel: string, message: string): Promise<void>;
+  /**
+   * Calls `onMessage` for each message on `channel`, and `onResync` whenever messages may have been missed
+   * (after the subscription is re-established), so caches can drop everything they hold.
+   */
+  subscribe(channel: string, onMessage: (message: string) => void, onResync: () => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The store did not answer in time or is disconnected. */
+export class SharedStoreUnavailableError extends Error {
+  constructor(reason: string) {
+    super(`shared store unavailable: ${reason}`);
+    this.name = 'SharedStoreUnavailableError';
+  }
+}
