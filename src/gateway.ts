@@ -121,9 +121,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       readiness.startDraining();
       clearInterval(invalidationWorker);
       const closing = app.close();
-      const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
+      // Sockets that turn idle after the close began would wait for the keep-alive timeout otherwise.
+      const idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      const deadline = setTimeout(() => app.server.closeAllConnections(), graceMs);
       await closing;
-      clearTimeout(timer);
+      clearInterval(idleSweep);
+      clearTimeout(deadline);
       await registry.close();
       await store.close();
       await database.close();

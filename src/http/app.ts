@@ -42,6 +42,10 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // While draining, answers close their connection so keep-alive sockets do not hold up the exit.
+  app.addHook('onSend', async (_request, reply) => {
+    if (deps.readiness.isDraining) reply.header('connection', 'close');
+  });
 
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, deps);

@@ -18,6 +18,8 @@ export function toGatewayError(error: unknown, request: FastifyRequest, bodyLimi
       return errors.unsupportedMediaType(String(request.headers['content-type'] ?? 'none'));
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.invalidJson('the body is empty');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return errors.invalidJson('it could not be parsed');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return errors.invalidRequest('The Content-Length header does not match the body.');
   }

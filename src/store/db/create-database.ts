@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, type LogEvent, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { adaptNodeSqlite } from './node-sqlite-database.ts';
 import type { DatabaseSchema } from './tables.ts';
@@ -25,6 +25,8 @@ export interface DatabaseOptions {
   poolSize: number;
   /** PostgreSQL schema to use (tests isolate themselves by schema); created when missing. */
   schema?: string;
+  /** Called for every executed query (diagnostics, and tests that prove a path makes none). */
+  onQuery?: (sql: string) => void;
 }
 
 // Epoch-millisecond timestamps and counters fit in a double; read int8 as a number, not a string.
@@ -32,7 +34,7 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export async function createDatabase(options: DatabaseOptions): Promise<Database> {
   if (/^postgres(ql)?:\/\//.test(options.url)) return createPostgres(options);
-  return createSqlite(options.url);
+  return createSqlite(options);
 }
 
 async function createPostgres(options: DatabaseOptions): Promise<Database> {
@@ -52,7 +54,10 @@ async function createPostgres(options: DatabaseOptions): Promise<Database> {
       client.release();
     }
   }
-  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DatabaseSchema>({
+    dialect: new PostgresDialect({ pool }),
+    log: queryLogger(options),
+  });
   return {
     db,
     dialect: 'postgres',
@@ -63,13 +68,14 @@ async function createPostgres(options: DatabaseOptions): Promise<Database> {
   };
 }
 
-async function createSqlite(path: string): Promise<Database> {
-  const file = path.replace(/^sqlite:(\/\/)?/, '');
+async function createSqlite(options: DatabaseOptions): Promise<Database> {
+  const file = options.url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const database = new DatabaseSync(file);
   database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
   const db = new Kysely<DatabaseSchema>({
     dialect: new SqliteDialect({ database: adaptNodeSqlite(database) }),
+    log: queryLogger(options),
   });
   return {
     db,
@@ -79,4 +85,9 @@ async function createSqlite(path: string): Promise<Database> {
     },
     close: () => db.destroy(),
   };
+}
+
+function queryLogger(options: DatabaseOptions): ((event: LogEvent) => void) | undefined {
+  const { onQuery } = options;
+  return onQuery ? (event) => onQuery(event.query.sql) : undefined;
 }

@@ -104,23 +104,25 @@ export class RedisSharedStore implements SharedStore {
   ): Promise<void> {
     this.handlers.set(this.prefix + channel, { onMessage, onResync });
     if (!this.subscriber) {
-      const subscriber = createClient(this.url);
+      const subscriber = createClient(this.url, { enableOfflineQueue: true, autoResubscribe: false });
       this.subscriber = subscriber;
       subscriber.on('message', (name: string, message: string) =>
         this.handlers.get(name)?.onMessage(message),
       );
       let connectedBefore = false;
-      // ioredis re-subscribes after a reconnect; messages published meanwhile are lost, so resync.
+      // On every (re)connection: subscribe to every channel, and let caches drop what they hold,
+      // because messages published while disconnected are lost.
       subscriber.on('ready', () => {
+        subscriber.subscribe(...this.handlers.keys()).catch(() => {});
         if (connectedBefore) for (const handler of this.handlers.values()) handler.onResync();
         connectedBefore = true;
       });
       subscriber.on('close', () => {
         if (connectedBefore) for (const handler of this.handlers.values()) handler.onResync();
       });
+    } else if (this.subscriber.status === 'ready') {
+      await this.subscriber.subscribe(this.prefix + channel);
     }
-    // Subscribing waits for a connection; a store that is down must not block start-up.
-    this.subscriber.subscribe(this.prefix + channel).catch(() => {});
   }
 
   async close(): Promise<void> {
@@ -136,9 +138,13 @@ export class RedisSharedStore implements SharedStore {
   }
 }
 
-function createClient(url: string): Redis {
+function createClient(
+  url: string,
+  overrides: { enableOfflineQueue?: boolean; autoResubscribe?: boolean } = {},
+): Redis {
   const client = new Redis(url, {
-    enableOfflineQueue: false,
+    enableOfflineQueue: overrides.enableOfflineQueue ?? false,
+    autoResubscribe: overrides.autoResubscribe ?? true,
     maxRetriesPerRequest: 0,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),

@@ -1,0 +1,141 @@
+/**
+ * The `switchboard` command as a user runs it (issue 2): --help, a bad config that exits before
+ * listening, the embedded default that prints a master key and serves `demo` to the official openai
+ * SDK, and SIGTERM that lets an in-flight request finish.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/free-port.ts';
+import { runCli, type SpawnedGateway, spawnGateway } from '../support/spawn-gateway.ts';
+
+const folders: string[] = [];
+const tempFolder = () => {
+  const folder = mkdtempSync(join(tmpdir(), 'switchboard-cli-'));
+  folders.push(folder);
+  return folder;
+};
+
+describe('the switchboard command', () => {
+  const running: SpawnedGateway[] = [];
+  afterAll(async () => {
+    for (const gateway of running) await gateway.stop('SIGKILL');
+  });
+
+  it('documents every flag in --help', async () => {
+    const { code, stdout } = await runCli(['--help']);
+    expect(code).toBe(0);
+    for (const flag of [
+      '--config',
+      '--port',
+      '--host',
+      '--workers',
+      '--data-dir',
+      'GATEWAY_MASTER_KEY',
+      'migrate',
+    ]) {
+      expect(stdout).toContain(flag);
+    }
+  });
+
+  it('rejects an unknown flag with a hint and exit code 2', async () => {
+    const { code, stderr } = await runCli(['--prot', '1']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--help');
+  });
+
+  it('exits non-zero with a precise message on a bad config, without listening', async () => {
+    const folder = tempFolder();
+    const config = join(folder, 'bad.yaml');
+    writeFileSync(
+      config,
+      'model_list:\n  - model_name: a\n    params: { provider: fake, model: a }\n  - model_name: b\n    params: { provider: openai, model: b, api_base: "not a url" }\nrouter_settings:\n  num_retires: 2\n',
+    );
+    const port = await freePort();
+    const { code, stderr } = await runCli(['serve', '--config', config, '--port', String(port)]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('model_list[1].params.api_base: must be a URL');
+    expect(stderr).toContain("router_settings.num_retires: unknown key (did you mean 'num_retries'?)");
+    await expect(fetch(`http://127.0.0.1:${port}/health/liveliness`)).rejects.toThrow();
+  });
+
+  it('names a provider param problem with its path and exits non-zero', async () => {
+    const folder = tempFolder();
+    const config = join(folder, 'provider.yaml');
+    writeFileSync(
+      config,
+      'model_list:\n  - model_name: a\n    params: { provider: fake, model: a, latency_ms: -1 }\n  - model_name: b\n    params: { provider: faek, model: b }\n',
+    );
+    const { code, stderr } = await runCli(['serve', '--config', config]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('model_list[0].params.latency_ms: must be an integer ≥ 0');
+    expect(stderr).toContain(
+      "model_list[1].params.provider: 'faek' is not a supported provider (did you mean 'fake'?)",
+    );
+  });
+
+  it('starts on the embedded default, prints a master key once, and serves demo to the openai SDK', async () => {
+    const dataDir = tempFolder();
+    const env = { GATEWAY_MASTER_KEY: '' };
+    const gateway = await spawnGateway(['--data-dir', dataDir], env);
+    running.push(gateway);
+    const masterKey = readFileSync(join(dataDir, 'master.key'), 'utf8').trim();
+    expect(gateway.output()).toContain(masterKey);
+    expect(gateway.output()).toContain('curl -s');
+
+    const created = await fetch(`${gateway.baseUrl}/ui/api/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${masterKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key_name: 'sdk' }),
+    });
+    const { key } = (await created.json()) as { key: string };
+    const client = new OpenAI({ apiKey: key, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+    const completion = await client.chat.completions.create({
+      model: 'demo',
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
+    expect(completion.choices[0]?.message.content).toBe('You said: Say hello');
+    expect(completion.usage?.total_tokens).toBeGreaterThan(0);
+    const stream = await client.chat.completions.create({
+      model: 'demo',
+      stream: true,
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('You said: Say hello');
+
+    await gateway.stop();
+    const restarted = await spawnGateway(['--data-dir', dataDir], env);
+    running.push(restarted);
+    expect(restarted.output()).not.toContain(masterKey);
+    const again = await fetch(`${restarted.baseUrl}/v1/models`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(again.status).toBe(200);
+  });
+
+  it('finishes an in-flight request after SIGTERM, reports not ready meanwhile, then exits 0', async () => {
+    const folder = tempFolder();
+    const config = join(folder, 'slow.yaml');
+    writeFileSync(
+      config,
+      `model_list:\n  - model_name: slow\n    params: { provider: fake, model: slow, latency_ms: 1500 }\ngeneral_settings:\n  master_key: sk-master-drain-test\n  database_url: ${JSON.stringify(join(folder, 'db.sqlite'))}\n`,
+    );
+    const gateway = await spawnGateway(['--config', config]);
+    running.push(gateway);
+    const inFlight = fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-master-drain-test', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'slow', messages: [{ role: 'user', content: 'wait' }] }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const exited = gateway.stop('SIGTERM');
+    const answer = await inFlight;
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { choices: unknown[] }).choices).toHaveLength(1);
+    expect(await exited).toBe(0);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Readiness against real stores (issue 2): with PostgreSQL and Redis it reports database,
+ * foreground_database and redis as ready, turns 503 within two seconds of Redis dying, and recovers
+ * when Redis returns. The Redis here is a private redis-server that the test kills by PID.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Backend, postgresBackend } from '../support/backends.ts';
+import { PrivateRedis } from '../support/private-redis.ts';
+import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
+import { realBackendsAvailable } from '../support/test-env.ts';
+
+async function readiness(baseUrl: string): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${baseUrl}/health/readiness`);
+  return { status: response.status, body: await response.json() };
+}
+
+async function until(condition: () => Promise<boolean>, withinMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < withinMs) {
+    if (await condition()) return performance.now() - started;
+    await delay(50);
+  }
+  throw new Error(`condition not met within ${withinMs} ms`);
+}
+
+describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a Redis that dies', () => {
+  let redis: PrivateRedis;
+  let backend: Backend;
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    redis = await PrivateRedis.start();
+    const base = postgresBackend();
+    backend = {
+      ...base,
+      redisUrl: redis.url,
+      generalSettingsYaml: `  database_url: ${JSON.stringify(base.databaseUrl)}\n  redis_url: ${JSON.stringify(redis.url)}\n`,
+    };
+    gateway = await startTestGateway({ backend });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await redis?.kill();
+    await backend?.cleanup();
+  });
+
+  it('reports database, foreground_database and redis as ready', async () => {
+    const { status, body } = await readiness(gateway.baseUrl);
+    expect(status).toBe(200);
+    expect(body.status).toBe('ok');
+    expect(body.checks).toEqual({ database: true, foreground_database: true, redis: true });
+    expect(body.details.redis.state).toBe('ready');
+    const health = await fetch(`${gateway.baseUrl}/health`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { alive: boolean }).alive).toBe(true);
+  });
+
+  it('turns 503 within two seconds of Redis going away, and ready again when it returns', async () => {
+    await redis.kill();
+    const elapsed = await until(async () => (await readiness(gateway.baseUrl)).status === 503, 2_000);
+    expect(elapsed).toBeLessThan(2_000);
+    const degraded = await readiness(gateway.baseUrl);
+    expect(degraded.body.checks.redis).toBe(false);
+    expect(degraded.body.checks.database).toBe(true);
+    expect((await fetch(`${gateway.baseUrl}/health/liveliness`)).status).toBe(200);
+
+    await redis.restart();
+    await until(async () => (await readiness(gateway.baseUrl)).status === 200, 5_000);
+  });
+
+  it('reports 503 while draining', async () => {
+    gateway.gateway.readiness.startDraining();
+    const { status, body } = await readiness(gateway.baseUrl);
+    expect(status).toBe(503);
+    expect(body.checks.draining).toBe(false);
+  });
+});

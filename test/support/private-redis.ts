@@ -1,0 +1,67 @@
+/**
+ * A private redis-server on a free port, for tests that need the store to die and come back. Only this
+ * process is ever stopped (by its PID); the shared Redis is never touched.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createConnection } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { freePort } from './free-port.ts';
+
+export class PrivateRedis {
+  readonly port: number;
+  private child: ChildProcess | undefined;
+
+  private constructor(port: number) {
+    this.port = port;
+  }
+
+  static async start(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort());
+    await redis.restart();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts (again) on the same port, without persistence, and waits until it accepts connections. */
+  async restart(): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    this.child = child;
+    for (let attempt = 0; attempt < 100; attempt++) {
+      if (await accepts(this.port)) return;
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+      await delay(50);
+    }
+    throw new Error('redis-server did not start within 5 s');
+  }
+
+  /** Kills the server (SIGKILL, as a crash would) and waits for it to exit. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+    this.child = undefined;
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}

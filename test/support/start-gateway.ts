@@ -1,0 +1,82 @@
+/**
+ * Starts a complete gateway in this process (the same composition as the CLI) on a free loopback port,
+ * from YAML, on a given backend. Returns its base URL and master key and closes everything afterwards.
+ */
+import pino from 'pino';
+import { parseConfig } from '../../src/config/load-config.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
+import type { Clock } from '../../src/lib/clock.ts';
+import type { Backend } from './backends.ts';
+
+export interface TestGateway {
+  baseUrl: string;
+  masterKey: string;
+  gateway: Gateway;
+  close(): Promise<void>;
+  /** Creates an API key through the admin API and returns its secret. */
+  createKey(body?: Record<string, unknown>): Promise<string>;
+  /** Calls the admin API with the master key. */
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+}
+
+export interface StartOptions {
+  backend: Backend;
+  /** YAML without general_settings' backend lines (they come from the backend). */
+  yaml?: string;
+  /** Extra general_settings lines (indented two spaces). */
+  generalSettings?: string;
+  clock?: Clock;
+  masterKey?: string;
+}
+
+const defaultModels = `
+model_list:
+  - model_name: demo
+    params: { provider: fake, model: demo }
+    model_info: { id: demo-fake }
+`;
+
+export async function startTestGateway(options: StartOptions): Promise<TestGateway> {
+  const masterKey = options.masterKey ?? 'sk-test-master-key';
+  const yaml = `${options.yaml ?? defaultModels}\ngeneral_settings:\n${options.backend.generalSettingsYaml}${options.generalSettings ?? ''}`;
+  const config = parseConfig(yaml, {
+    path: undefined,
+    env: process.env,
+    dataDir: '/nonexistent',
+    source: 'test',
+  });
+  const gateway = await createGateway({
+    config,
+    masterKey,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    storePrefix: options.backend.prefix,
+    ...(options.backend.schema ? { databaseSchema: options.backend.schema } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    collectProcessMetrics: false,
+  });
+  const baseUrl = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(baseUrl + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${masterKey}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+  return {
+    baseUrl,
+    masterKey,
+    gateway,
+    admin,
+    async createKey(body = {}) {
+      const response = await admin('POST', '/ui/api/keys', body);
+      if (response.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(response.body)}`);
+      return response.body.key as string;
+    },
+    close: () => gateway.close(1_000),
+  };
+}
