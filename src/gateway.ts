@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from './config/config.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
 import { createKeyHasher } from './identity/api-key-secret.ts';
 import { AuthInvalidationPublisher } from './identity/auth-invalidation.ts';
@@ -12,6 +12,7 @@ import { Authenticator } from './identity/authenticator.ts';
 import { IdentityAdmin } from './identity/identity-admin.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
+import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
@@ -98,6 +99,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     required: requiredChecks(config),
     clock,
   });
+  const mcp = createMcpServices({
+    db: database.db,
+    store,
+    clock,
+    metrics,
+    logger,
+    secretSalt: salt,
+    version: VERSION,
+    refreshIntervalSeconds: general.mcp_catalog_refresh_interval_seconds,
+    degradedMode: general.redis_degraded_mode,
+    servers: config.mcp_servers,
+  });
+  await mcp.start();
   const router = new Router({ settings: config.router_settings, random: systemRandom });
   const chat = new ChatCompletions({ registry, router });
   const app = await buildApp({
@@ -110,6 +124,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     identityAdmin,
     registry,
     chat,
+    mcp,
   });
 
   return {
@@ -128,6 +143,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(idleSweep);
       clearTimeout(deadline);
       await registry.close();
+      await mcp.close();
       await store.close();
       await database.close();
     },
