@@ -224,6 +224,8 @@ export class UpstreamMcpClient {
     } catch (error) {
       throw classifyAbort(error, signal, options.signal, this.settings.requestTimeoutMs);
     } finally {
+      // Stops reading (an event stream may stay open after our response); the abort is expected.
+      body.on('error', () => {});
       body.destroy();
     }
   }
