@@ -18,6 +18,7 @@ import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { ChatCompletions } from './proxy/chat-completions.ts';
+import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
 import { buildModelRegistry } from './routing/model-registry.ts';
 import { Router } from './routing/router.ts';
 import { createDatabase, type Database } from './store/db/create-database.ts';
@@ -113,7 +114,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   await mcp.start();
   const router = new Router({ settings: config.router_settings, random: systemRandom });
-  const chat = new ChatCompletions({ registry, router });
+  const mcpTools = new McpToolLoop({
+    executor: mcp.executor,
+    maxIterations: general.mcp_tool_loop_max_iterations,
+  });
+  const chat = new ChatCompletions({ registry, router, mcpTools });
   const app = await buildApp({
     config,
     logger,

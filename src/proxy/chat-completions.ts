@@ -11,6 +11,7 @@ import type { ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
 import type { Router, StartedStream } from '../routing/router.ts';
 import { upstreamFailure } from '../routing/upstream-failure.ts';
 import { DONE_EVENT, encodeChatChunk, encodeChatStreamError } from '../wire/chat/encode-chat-stream.ts';
+import type { McpToolLoop } from './mcp-tool-loop.ts';
 
 export interface ChatContext {
   caller: Caller;
@@ -25,18 +26,25 @@ export type ChatOutcome =
 export interface ChatCompletionsOptions {
   registry: ModelRegistry;
   router: Router;
+  /** Runs requests whose tools include MCP servers (non-streaming only). */
+  mcpTools?: McpToolLoop;
 }
 
 export class ChatCompletions {
   private readonly registry: ModelRegistry;
   private readonly router: Router;
+  private readonly mcpTools: McpToolLoop | undefined;
 
   constructor(options: ChatCompletionsOptions) {
     this.registry = options.registry;
     this.router = options.router;
+    this.mcpTools = options.mcpTools;
   }
 
   async run(request: ChatRequest, context: ChatContext): Promise<ChatOutcome> {
+    if (this.mcpTools?.handles(request)) {
+      return this.mcpTools.run(request, context, (turn) => this.run(turn, context));
+    }
     const group = this.resolve(request.model, context.caller);
     const route = { signal: context.signal, requestId: context.requestId };
     if (request.stream === true) {
