@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeMcpServer, startFakeMcpServer, startRawUpstream } from '../fakes/mcp/fake-mcp-server.ts';
+import { startFakeMcpServer, startRawUpstream } from '../fakes/mcp/fake-mcp-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
 import { freePort } from '../support/free-port.ts';
 import { adminOk, bind, callTool, createKey, registerServer } from '../support/mcp-fixtures.ts';
