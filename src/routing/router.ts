@@ -54,6 +54,8 @@ export interface RouterOptions {
   metrics: Metrics;
   clock: Clock;
   random: Random;
+  /** Waits between attempts (injectable so tests need not sleep). */
+  sleep?: (milliseconds: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** Longest the router waits before retrying the same deployment when it asked for a pause. */
@@ -252,17 +254,7 @@ export class Router {
       waitMs = Math.max(waitMs, error.retryAfterMs);
     waitMs = Math.min(waitMs, MAX_RETRY_WAIT_MS);
     if (waitMs <= 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, waitMs);
-      signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        { once: true },
-      );
-    });
+    await (this.options.sleep ?? sleepUnlessAborted)(waitMs, signal);
   }
 
   private recordEvent(
@@ -285,6 +277,18 @@ export class Router {
       attempt,
     });
   }
+}
+
+function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, milliseconds);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 /** The upstream sees its own model name; everything else the caller sent goes through unchanged. */
