@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
-import { ScriptedAdapter, type Step } from '../../test/support/scripted-adapter.ts';
+import { ScriptedAdapter } from '../../test/support/scripted-adapter.ts';
 import { seededRandom } from '../../test/support/seeded-random.ts';
 import { testDeployment, testGroup } from '../../test/support/test-deployments.ts';
 import type { RouterSettings } from '../config/config.ts';
