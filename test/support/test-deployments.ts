@@ -4,7 +4,7 @@ import type { Deployment, ModelGroup } from '../../src/routing/model-registry.ts
 
 const idleAdapter: ProviderAdapter = {
   complete: () => Promise.reject(new Error('not used')),
-  stream: async function* () {
+  stream: () => {
     throw new Error('not used');
   },
   close: async () => {},
