@@ -12,7 +12,8 @@ import { Authenticator } from './identity/authenticator.ts';
 import { IdentityAdmin } from './identity/identity-admin.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
-import { DeploymentUsageCounters } from './limits/deployment-usage.ts';
+import { CallerAdmission } from './limits/caller-admission.ts';
+import { DeploymentCapacity } from './limits/deployment-capacity.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
@@ -111,14 +112,26 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     clock,
   );
-  const deploymentUsage = new DeploymentUsageCounters(clock);
+  const capacity = new DeploymentCapacity(
+    settings.enable_pre_call_checks ||
+      ['usage-based-routing', 'usage-based-routing-v2', 'RateLimitAwareStrategy'].includes(
+        settings.routing_strategy,
+      ),
+  );
+  const admission = new CallerAdmission({
+    store,
+    fallback: store.kind === 'memory' ? store : new MemorySharedStore(clock),
+    degradedMode: general.redis_degraded_mode,
+    metrics,
+    logger,
+    slotLeaseMs: general.request_timeout_seconds * 1000 + 30_000,
+  });
   const events = new FallbackEventLog();
   const router = new Router({
     registry,
     settings,
     strategy: createStrategy(settings),
     health,
-    capacity: deploymentUsage,
     events,
     metrics,
     clock,
@@ -128,7 +141,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     registry,
     router,
     metrics,
-    usage: deploymentUsage,
+    admission,
+    capacity,
     requestTimeoutMs: general.request_timeout_seconds * 1000,
   });
   const app = await buildApp({
@@ -141,7 +155,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     identityAdmin,
     registry,
     chat,
-    routing: { registry, health, capacity: deploymentUsage, settings, clock, events },
+    routing: {
+      registry,
+      health,
+      settings,
+      clock,
+      events,
+      usageTracked: capacity.enabled,
+      readUsage: async (ids) => {
+        const reads = capacity.readKeys(ids);
+        const response = reads.length
+          ? await store.admit({ checks: [], reads }).catch(() => undefined)
+          : undefined;
+        return capacity.snapshot(ids, response?.reads ?? []);
+      },
+    },
   });
 
   return {

@@ -21,6 +21,7 @@ import type { DeploymentHealth } from './deployment-health.ts';
 import type { FallbackEventLog } from './fallback-events.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from './model-registry.ts';
 import type { RoutingStrategy } from './routing-strategy.ts';
+import { utilization } from './strategies/rate-limit-aware.ts';
 import { trackStream } from './tracked-stream.ts';
 import { upstreamFailure } from './upstream-failure.ts';
 
@@ -29,6 +30,8 @@ export interface RouteContext {
   requestId: string;
   /** Pessimistic prompt size (serialized body length / 4), for context-window checks. */
   promptTokenEstimate: number;
+  /** Deployment capacity use for this request (pre-call checks, usage-aware strategies). */
+  capacity: CapacitySignal;
 }
 
 export interface Routed<T> {
@@ -49,7 +52,6 @@ export interface RouterOptions {
   settings: Readonly<RouterSettings>;
   strategy: RoutingStrategy;
   health: DeploymentHealth;
-  capacity: CapacitySignal;
   events: FallbackEventLog;
   metrics: Metrics;
   clock: Clock;
@@ -153,7 +155,8 @@ export class Router {
     streaming: boolean,
     run: (deployment: Deployment, attempt: AttemptContext) => Promise<T>,
   ): Promise<Routed<T>> {
-    const { settings, health, capacity, metrics } = this.options;
+    const { settings, health, metrics } = this.options;
+    const { capacity } = context;
     const groups = this.plan(requested, context);
     const attemptsPerGroup = settings.num_retries + 1;
     const attemptContext: AttemptContext = { signal: context.signal, requestId: context.requestId };
@@ -161,14 +164,16 @@ export class Router {
     let lastError: UpstreamError | undefined;
     let previous: Deployment | undefined;
     let shortestCooldownMs = Number.POSITIVE_INFINITY;
+    let atCapacity = false;
 
     for (let groupIndex = 0; groupIndex < groups.length; groupIndex++) {
       const group = groups[groupIndex]!;
       const tried = new Set<string>();
       for (let inGroup = 0; inGroup < attemptsPerGroup; inGroup++) {
-        const choice = this.choose(group, tried, streaming, context.promptTokenEstimate);
+        const choice = this.choose(group, tried, streaming, context);
         if (!choice.deployment) {
           shortestCooldownMs = Math.min(shortestCooldownMs, choice.cooldownMs);
+          atCapacity ||= choice.atCapacity;
           break;
         }
         const deployment = choice.deployment;
@@ -217,29 +222,40 @@ export class Router {
       );
       throw upstreamFailure(lastError, requested.name);
     }
-    throw noHealthyDeployment(requested.name, shortestCooldownMs);
+    throw atCapacity ? noCapacity(requested.name) : noHealthyDeployment(requested.name, shortestCooldownMs);
   }
 
   private choose(
     group: ModelGroup,
     tried: ReadonlySet<string>,
     streaming: boolean,
-    promptTokenEstimate: number,
-  ): { deployment?: Deployment; cooldownMs: number } {
-    const { health, strategy, capacity, random } = this.options;
+    context: RouteContext,
+  ): { deployment?: Deployment; cooldownMs: number; atCapacity: boolean } {
+    const { health, strategy, random, settings } = this.options;
+    const { capacity } = context;
     let cooldownMs = Number.POSITIVE_INFINITY;
+    let atCapacity = false;
     const healthy: Deployment[] = [];
     for (const deployment of group.deployments) {
-      if (deployment.maxInputTokens !== undefined && deployment.maxInputTokens < promptTokenEstimate)
+      if (deployment.maxInputTokens !== undefined && deployment.maxInputTokens < context.promptTokenEstimate)
         continue;
       const remaining = health.cooldownRemainingMs(deployment.id);
-      if (remaining > 0) cooldownMs = Math.min(cooldownMs, remaining);
-      else healthy.push(deployment);
+      if (remaining > 0) {
+        cooldownMs = Math.min(cooldownMs, remaining);
+      } else if (settings.enable_pre_call_checks && utilization(deployment, capacity) >= 1) {
+        atCapacity = true;
+      } else {
+        healthy.push(deployment);
+      }
     }
-    if (healthy.length === 0) return { cooldownMs };
+    if (healthy.length === 0) return { cooldownMs, atCapacity };
     const untried = healthy.filter((deployment) => !tried.has(deployment.id));
     const candidates = untried.length > 0 ? untried : healthy;
-    return { deployment: strategy.pick(candidates, { health, capacity, random, streaming }), cooldownMs };
+    return {
+      deployment: strategy.pick(candidates, { health, capacity, random, streaming }),
+      cooldownMs,
+      atCapacity,
+    };
   }
 
   /** Waits `retry_after`, or the upstream's Retry-After when the retry goes to the same deployment. */
@@ -323,6 +339,16 @@ function contextTooLong(model: string, estimate: number): GatewayError {
     code: 'context_length_exceeded',
     param: 'messages',
     message: `The request (about ${estimate} tokens) is longer than model '${model}' accepts, and no context_window_fallbacks model fits it. Shorten the messages.`,
+  });
+}
+
+function noCapacity(model: string): GatewayError {
+  return new GatewayError({
+    status: 503,
+    type: ErrorType.unavailable,
+    code: 'no_deployment_capacity',
+    message: `Every deployment of model '${model}' is at its per-minute capacity (rpm_limit / tpm_limit). Retry in a minute.`,
+    retryAfter: 60,
   });
 }
 
