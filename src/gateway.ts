@@ -38,6 +38,8 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Prefix of every shared-store key and channel (tests isolate themselves with it). */
   storePrefix?: string;
+  /** Rate-limit time for a Redis store (tests); by default the Redis server's own clock. */
+  storeClock?: Clock;
   /** PostgreSQL schema to use (tests isolate themselves with it). */
   databaseSchema?: string;
   /** Apply migrations at start (the cluster primary does it once, before forking). */
@@ -65,7 +67,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
   });
   if (options.migrate ?? true) await migrateToLatest(database.db);
-  const store = await createSharedStore(config, clock, options.storePrefix ?? 'switchboard:', logger);
+  const store = await createSharedStore(
+    config,
+    clock,
+    options.storePrefix ?? general.redis_key_prefix,
+    logger,
+    options.storeClock,
+  );
   const salt =
     general.salt_key ??
     (await new SettingsRepository(database.db).getOrCreate(
@@ -199,6 +207,7 @@ async function createSharedStore(
   clock: Clock,
   prefix: string,
   logger: Logger,
+  storeClock: Clock | undefined,
 ): Promise<SharedStore> {
   const general = config.general_settings;
   if (!general.redis_url) return new MemorySharedStore(clock);
@@ -206,6 +215,7 @@ async function createSharedStore(
     url: general.redis_url,
     prefix,
     commandTimeoutMs: general.redis_command_timeout_ms,
+    ...(storeClock ? { clock: storeClock } : {}),
   });
   if (!(await store.waitUntilReady(2_000))) {
     logger.warn('Redis is not reachable yet; readiness reports it and the gateway keeps reconnecting');
