@@ -38,6 +38,9 @@ general_settings:
   database_url: ${JSON.stringify(databaseUrl)}
   redis_url: ${JSON.stringify(TEST_REDIS_URL)}
   redis_key_prefix: ${uniqueName('sbc')}
+  # Exactness is what is under test: a machine running the whole suite can delay Redis replies past
+  # the 50 ms default, and fail_open would then (by design) admit on per-process counters.
+  redis_command_timeout_ms: 2000
 `,
     );
   });
