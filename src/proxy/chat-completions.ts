@@ -9,7 +9,7 @@ import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
 import type { Usage } from '../canonical/usage.ts';
 import { errors } from '../lib/error-catalogue.ts';
-import { GatewayError } from '../lib/gateway-error.ts';
+import { GatewayError, withHeaders } from '../lib/gateway-error.ts';
 import type { AdmissionTicket, CallerAdmission } from '../limits/caller-admission.ts';
 import type { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -193,18 +193,4 @@ export class ChatCompletions {
 
 function statusOf(error: unknown): number {
   return error instanceof GatewayError ? error.status : 500;
-}
-
-/** The admission's rate-limit headers belong on error answers too. */
-function withHeaders(error: unknown, headers: Readonly<Record<string, string>>): unknown {
-  if (!(error instanceof GatewayError) || Object.keys(headers).length === 0) return error;
-  return new GatewayError({
-    status: error.status,
-    type: error.type,
-    code: error.code,
-    message: error.message,
-    param: error.param,
-    ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}),
-    headers: { ...headers, ...error.headers },
-  });
 }

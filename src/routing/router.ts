@@ -11,7 +11,7 @@ import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { RouterSettings } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ErrorType } from '../lib/error-catalogue.ts';
-import { GatewayError } from '../lib/gateway-error.ts';
+import { GatewayError, withHeaders } from '../lib/gateway-error.ts';
 import type { Random } from '../lib/random.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
@@ -204,9 +204,9 @@ export class Router {
             metrics.deploymentCooldowns.inc({ deployment: deployment.id });
           lastError = upstream;
           previous = deployment;
-          if (upstream.kind === 'aborted' || context.signal.aborted)
-            throw upstreamFailure(upstream, requested.name);
-          if (!upstream.retryable) throw upstreamFailure(upstream, requested.name);
+          if (upstream.kind === 'aborted' || context.signal.aborted || !upstream.retryable) {
+            throw failed(upstreamFailure(upstream, requested.name), attempts, deployment);
+          }
         }
       }
     }
@@ -220,7 +220,7 @@ export class Router {
         `${reasonOf(lastError)}_exhausted`,
         attempts,
       );
-      throw upstreamFailure(lastError, requested.name);
+      throw failed(upstreamFailure(lastError, requested.name), attempts, previous);
     }
     throw atCapacity ? noCapacity(requested.name) : noHealthyDeployment(requested.name, shortestCooldownMs);
   }
@@ -360,5 +360,13 @@ function noHealthyDeployment(model: string, cooldownMs: number): GatewayError {
     code: 'no_healthy_deployment',
     message: `Every deployment of model '${model}' is cooling down after failures. Retry after ${retryAfter} s.`,
     retryAfter,
+  });
+}
+
+/** A routing failure says how many attempts were made and which deployment answered last. */
+function failed(error: GatewayError, attempts: number, last: Deployment | undefined): unknown {
+  return withHeaders(error, {
+    'x-switchboard-attempts': String(attempts),
+    ...(last ? { 'x-switchboard-deployment': last.id } : {}),
   });
 }
