@@ -10,8 +10,6 @@ import type { StreamChunk } from '../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { RouterSettings } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
-import { ErrorType } from '../lib/error-catalogue.ts';
-import { GatewayError, withHeaders } from '../lib/gateway-error.ts';
 import type { Random } from '../lib/random.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
@@ -20,6 +18,7 @@ import type { CapacitySignal } from './capacity-signal.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
 import type { FallbackEventLog } from './fallback-events.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from './model-registry.ts';
+import { contextTooLong, failed, noCapacity, noHealthyDeployment } from './routing-errors.ts';
 import type { RoutingStrategy } from './routing-strategy.ts';
 import { utilization } from './strategies/rate-limit-aware.ts';
 import { trackStream } from './tracked-stream.ts';
@@ -330,43 +329,4 @@ function outcomeOf(error: UpstreamError): string {
 
 function reasonOf(error: UpstreamError): string {
   return error.kind === 'status' ? `status_${error.status}` : error.kind;
-}
-
-function contextTooLong(model: string, estimate: number): GatewayError {
-  return new GatewayError({
-    status: 400,
-    type: ErrorType.invalidRequest,
-    code: 'context_length_exceeded',
-    param: 'messages',
-    message: `The request (about ${estimate} tokens) is longer than model '${model}' accepts, and no context_window_fallbacks model fits it. Shorten the messages.`,
-  });
-}
-
-function noCapacity(model: string): GatewayError {
-  return new GatewayError({
-    status: 503,
-    type: ErrorType.unavailable,
-    code: 'no_deployment_capacity',
-    message: `Every deployment of model '${model}' is at its per-minute capacity (rpm_limit / tpm_limit). Retry in a minute.`,
-    retryAfter: 60,
-  });
-}
-
-function noHealthyDeployment(model: string, cooldownMs: number): GatewayError {
-  const retryAfter = Number.isFinite(cooldownMs) ? Math.max(1, Math.ceil(cooldownMs / 1000)) : 1;
-  return new GatewayError({
-    status: 503,
-    type: ErrorType.unavailable,
-    code: 'no_healthy_deployment',
-    message: `Every deployment of model '${model}' is cooling down after failures. Retry after ${retryAfter} s.`,
-    retryAfter,
-  });
-}
-
-/** A routing failure says how many attempts were made and which deployment answered last. */
-function failed(error: GatewayError, attempts: number, last: Deployment | undefined): unknown {
-  return withHeaders(error, {
-    'x-switchboard-attempts': String(attempts),
-    ...(last ? { 'x-switchboard-deployment': last.id } : {}),
-  });
 }
