@@ -12,6 +12,8 @@ import { Authenticator } from './identity/authenticator.ts';
 import { IdentityAdmin } from './identity/identity-admin.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
+import { CallerAdmission } from './limits/caller-admission.ts';
+import { DeploymentCapacity } from './limits/deployment-capacity.ts';
 import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
@@ -19,8 +21,11 @@ import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { ChatCompletions } from './proxy/chat-completions.ts';
 import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
+import { DeploymentHealth } from './routing/deployment-health.ts';
+import { FallbackEventLog } from './routing/fallback-events.ts';
 import { buildModelRegistry } from './routing/model-registry.ts';
 import { Router } from './routing/router.ts';
+import { createStrategy } from './routing/strategies/create-strategy.ts';
 import { createDatabase, type Database } from './store/db/create-database.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
@@ -35,6 +40,8 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Prefix of every shared-store key and channel (tests isolate themselves with it). */
   storePrefix?: string;
+  /** Rate-limit time for a Redis store (tests); by default the Redis server's own clock. */
+  storeClock?: Clock;
   /** PostgreSQL schema to use (tests isolate themselves with it). */
   databaseSchema?: string;
   /** Apply migrations at start (the cluster primary does it once, before forking). */
@@ -62,7 +69,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
   });
   if (options.migrate ?? true) await migrateToLatest(database.db);
-  const store = await createSharedStore(config, clock, options.storePrefix ?? 'switchboard:', logger);
+  const store = await createSharedStore(
+    config,
+    clock,
+    options.storePrefix ?? general.redis_key_prefix,
+    logger,
+    options.storeClock,
+  );
   const salt =
     general.salt_key ??
     (await new SettingsRepository(database.db).getOrCreate(
@@ -113,12 +126,52 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     servers: config.mcp_servers,
   });
   await mcp.start();
-  const router = new Router({ settings: config.router_settings, random: systemRandom });
-  const mcpTools = new McpToolLoop({
-    executor: mcp.executor,
-    maxIterations: general.mcp_tool_loop_max_iterations,
+  const settings = config.router_settings;
+  const health = new DeploymentHealth(
+    {
+      allowedFails: settings.allowed_fails,
+      cooldownMs: settings.cooldown_time * 1000,
+      latencyTtlMs: settings.routing_strategy_args.ttl * 1000,
+    },
+    clock,
+  );
+  const capacity = new DeploymentCapacity(
+    settings.enable_pre_call_checks ||
+      ['usage-based-routing', 'usage-based-routing-v2', 'RateLimitAwareStrategy'].includes(
+        settings.routing_strategy,
+      ),
+  );
+  const admission = new CallerAdmission({
+    store,
+    fallback: store.kind === 'memory' ? store : new MemorySharedStore(clock),
+    degradedMode: general.redis_degraded_mode,
+    metrics,
+    logger,
+    slotLeaseMs: general.request_timeout_seconds * 1000 + 30_000,
   });
-  const chat = new ChatCompletions({ registry, router, mcpTools });
+  const events = new FallbackEventLog();
+  const router = new Router({
+    registry,
+    settings,
+    strategy: createStrategy(settings),
+    health,
+    events,
+    metrics,
+    clock,
+    random: systemRandom,
+  });
+  const chat = new ChatCompletions({
+    registry,
+    router,
+    metrics,
+    admission,
+    capacity,
+    requestTimeoutMs: general.request_timeout_seconds * 1000,
+    mcpTools: new McpToolLoop({
+      executor: mcp.executor,
+      maxIterations: general.mcp_tool_loop_max_iterations,
+    }),
+  });
   const app = await buildApp({
     config,
     logger,
@@ -129,6 +182,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     identityAdmin,
     registry,
     chat,
+    routing: {
+      registry,
+      health,
+      settings,
+      clock,
+      events,
+      usageTracked: capacity.enabled,
+      readUsage: async (ids) => {
+        const reads = capacity.readKeys(ids);
+        const response = reads.length
+          ? await store.admit({ checks: [], reads }).catch(() => undefined)
+          : undefined;
+        return capacity.snapshot(ids, response?.reads ?? []);
+      },
+    },
     mcp,
   });
 
@@ -160,6 +228,7 @@ async function createSharedStore(
   clock: Clock,
   prefix: string,
   logger: Logger,
+  storeClock: Clock | undefined,
 ): Promise<SharedStore> {
   const general = config.general_settings;
   if (!general.redis_url) return new MemorySharedStore(clock);
@@ -167,6 +236,7 @@ async function createSharedStore(
     url: general.redis_url,
     prefix,
     commandTimeoutMs: general.redis_command_timeout_ms,
+    ...(storeClock ? { clock: storeClock } : {}),
   });
   if (!(await store.waitUntilReady(2_000))) {
     logger.warn('Redis is not reachable yet; readiness reports it and the gateway keeps reconnecting');

@@ -19,6 +19,7 @@ import { registerMcpGatewayRoute } from './routes/mcp-gateway-route.ts';
 import { registerMcpServerRoutes } from './routes/mcp-server-routes.ts';
 import { registerMetricsRoute } from './routes/metrics-route.ts';
 import { registerModelRoutes } from './routes/model-routes.ts';
+import { registerRoutingDiagnosticsRoutes } from './routes/routing-diagnostics-routes.ts';
 import { validatorCompiler } from './validator-compiler.ts';
 
 export const VERSION = '0.1.0';
@@ -52,6 +53,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
 
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, deps);
+  registerRoutingDiagnosticsRoutes(app, deps);
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
   registerChatCompletionsRoute(app, deps);

@@ -62,10 +62,17 @@ function turn(request: ChatRequest, args = '{}'): ChatOutcome {
       },
     ],
   };
-  return { kind: 'json', json: JSON.stringify(response), response, deploymentId: 'd', attempts: 1 };
+  return {
+    kind: 'json',
+    json: JSON.stringify(response),
+    response,
+    deploymentId: 'd',
+    attempts: 1,
+    headers: {},
+  };
 }
 
-const context = { caller, signal: new AbortController().signal, requestId: 'r' };
+const context = { caller, signal: new AbortController().signal, requestId: 'r', bodyBytes: 10 };
 const request: ChatRequest = {
   model: 'm',
   messages: [{ role: 'user', content: 'go' }],

@@ -14,8 +14,8 @@ import type { ToolExecutor, ToolResult } from '../mcp/tool-executor.ts';
 import type { ChatContext, ChatOutcome } from './chat-completions.ts';
 import { type OfferedMcpTools, offerMcpTools, usesMcpTools } from './mcp-chat-tools.ts';
 
-/** One model turn through the ordinary chat path (routing, retries, accounting). */
-export type CompleteTurn = (request: ChatRequest) => Promise<ChatOutcome>;
+/** One model turn through the ordinary chat path (admission, routing, retries, accounting). */
+export type CompleteTurn = (request: ChatRequest, context: ChatContext) => Promise<ChatOutcome>;
 
 type JsonOutcome = Extract<ChatOutcome, { kind: 'json' }>;
 
@@ -38,7 +38,10 @@ export class McpToolLoop {
     let usage: Usage | undefined;
     for (let turn = 1; ; turn++) {
       const final = turn >= this.maxIterations;
-      const outcome = expectJson(await complete(turnRequest(request, messages, offered, final)));
+      const next = turnRequest(request, messages, offered, final);
+      // Each turn is admitted and estimated on its own body, which grows with the tool results.
+      const turnContext = { ...context, bodyBytes: Buffer.byteLength(JSON.stringify(next)) };
+      const outcome = expectJson(await complete(next, turnContext));
       usage = addUsage(usage, outcome.response.usage);
       const message = outcome.response.choices[0]?.message;
       const calls = message?.tool_calls ?? [];
