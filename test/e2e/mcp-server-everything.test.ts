@@ -26,18 +26,15 @@ describe('Switchboard in front of server-everything', () => {
   let everything: ChildProcess;
   let ours: FakeMcpServer;
   let client: Client;
+  let port: number;
 
   beforeAll(async () => {
-    const port = await freePort();
-    everything = spawn(process.execPath, [everythingCli, 'streamableHttp'], {
-      env: { ...process.env, PORT: String(port) },
-      stdio: 'ignore',
-    });
+    port = await freePort();
+    everything = await startEverything(port);
     backend = sqliteBackend();
     gateway = await startTestGateway({ backend });
     ours = await startFakeMcpServer({ mode: 'stateless' });
     const url = `http://127.0.0.1:${port}/mcp`;
-    await waitForListening(port);
     const reference = await registerServer(gateway, { server_key: 'everything', base_url: url });
     expect(reference.capabilities_refresh.ok).toBe(true);
     const own = await registerServer(gateway, { server_key: 'ours', base_url: ours.url });
@@ -89,6 +86,16 @@ describe('Switchboard in front of server-everything', () => {
     });
   });
 
+  it('starts a new session when the reference server was restarted and forgot the old one', async () => {
+    everything.kill('SIGKILL');
+    everything = await startEverything(port);
+    expect(await client.callTool({ name: 'everything.echo', arguments: { message: 'again' } })).toMatchObject(
+      {
+        content: [{ type: 'text', text: 'Echo: again' }],
+      },
+    );
+  });
+
   it('rejects arguments that do not match the reference server’s schema with -32602', async () => {
     await expect(
       client.callTool({ name: 'everything.get-sum', arguments: { a: 'two', b: 3 } }),
@@ -97,6 +104,15 @@ describe('Switchboard in front of server-everything', () => {
     });
   });
 });
+
+async function startEverything(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [everythingCli, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: 'ignore',
+  });
+  await waitForListening(port);
+  return child;
+}
 
 async function waitForListening(port: number): Promise<void> {
   for (let attempt = 0; attempt < 150; attempt++) {

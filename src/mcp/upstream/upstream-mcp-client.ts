@@ -1,7 +1,7 @@
 /**
  * An MCP client for one upstream server over Streamable HTTP, on a pooled undici connection pool. It
  * performs the initialize handshake once per upstream session, reuses the `MCP-Session-Id` the upstream
- * hands out, and re-initializes once when the upstream answers 404 (expired session). Every request is
+ * hands out, and re-initializes once when the upstream answers 404 (or 400) to that session. Every request is
  * bounded by `request_timeout_ms` and by the caller's signal; failures are classified into
  * UpstreamMcpError, never carrying the upstream's text.
  */
@@ -202,7 +202,11 @@ export class UpstreamMcpClient {
       options,
     );
     try {
-      if (statusCode === 404 && session.id !== undefined && !initializing) throw new SessionExpired();
+      // 404 is how the transport says a session ended; some servers (the reference server-everything
+      // among them) answer 400 to a session they no longer know. Either way: one new handshake, one retry.
+      if ((statusCode === 404 || statusCode === 400) && session.id !== undefined && !initializing) {
+        throw new SessionExpired();
+      }
       if (statusCode === 401 || statusCode === 403) throw authFailure(statusCode);
       if (statusCode < 200 || statusCode >= 300) {
         throw new UpstreamMcpError('http_status', `${message.method} answered HTTP ${statusCode}`, {
