@@ -73,7 +73,7 @@ export class McpToolLoop {
         caller: context.caller as Caller,
         name,
         arguments: args,
-        headers: {},
+        headers: context.headers ?? {},
         signal: context.signal,
       });
       return resultText(result);

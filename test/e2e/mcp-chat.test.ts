@@ -128,6 +128,60 @@ describe('MCP tools in chat completions', () => {
     expect(upstream.calls().length).toBe(before);
   });
 
+  it('admits a request with MCP tools once: all its model turns run inside that one admission', async () => {
+    const limited = await createKey(gateway, { rpm_limit: 1 });
+    await bind(gateway, {
+      server_id: serverId,
+      scope_type: 'api_key',
+      scope_id: limited.keyId,
+      tool_allowlist: ['echo'],
+    });
+    const limitedClient = new OpenAI({
+      baseURL: `${gateway.baseUrl}/v1`,
+      apiKey: limited.key,
+      maxRetries: 0,
+    });
+    const ask = () =>
+      limitedClient.chat.completions.create({
+        model: 'tooly',
+        messages: [{ role: 'user', content: 'Use the echo tool.' }],
+        tools: [mcp({ allowed_tools: ['echo'] })],
+      });
+    expect((await ask()).choices[0]!.message.content).toBe('Tool result: from the model');
+    await expect(ask()).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+  });
+
+  it('forwards the caller’s allowlisted headers to the MCP server on chat tool calls, and no others', async () => {
+    const server = await registerServer(gateway, {
+      server_key: 'tenant',
+      base_url: upstream.url,
+      forwarded_headers_allowlist: ['x-tenant-id'],
+    });
+    const key = await createKey(gateway);
+    await bind(gateway, {
+      server_id: server.server_id,
+      scope_type: 'api_key',
+      scope_id: key.keyId,
+      tool_allowlist: ['echo'],
+    });
+    const tenantClient = new OpenAI({
+      baseURL: `${gateway.baseUrl}/v1`,
+      apiKey: key.key,
+      maxRetries: 0,
+      defaultHeaders: { 'x-tenant-id': 'acme', 'x-private': 'do-not-forward' },
+    });
+    const before = upstream.calls('echo').length;
+    await tenantClient.chat.completions.create({
+      model: 'tooly',
+      messages: [{ role: 'user', content: 'Use the echo tool.' }],
+      tools: [mcp({ server: 'tenant', allowed_tools: ['echo'] })],
+    });
+    const seen = upstream.calls('echo').slice(before);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.headers['x-tenant-id']).toBe('acme');
+    expect(seen[0]!.headers['x-private']).toBeUndefined();
+  });
+
   it('stops after mcp_tool_loop_max_iterations model turns, the last one without MCP tools', async () => {
     const boundedBackend = sqliteBackend();
     const bounded = await startTestGateway({

@@ -126,7 +126,7 @@ function originProblem(request: FastifyRequest, allowedHosts: readonly string[])
   if (allowedHosts.includes('*')) return undefined;
   const host = hostnameOf(`http://${request.headers.host ?? ''}`);
   if (!host || !allowedHosts.includes(host)) {
-    return `the Host header names a host this gateway does not serve MCP on (see general_settings.mcp_allowed_hosts).`;
+    return `MCP is not served for the host '${(host ?? String(request.headers.host ?? '')).slice(0, 100)}'; add it to general_settings.mcp_allowed_hosts (DNS-rebinding protection).`;
   }
   const origin = request.headers.origin;
   if (origin !== undefined && origin !== 'null') {
