@@ -1,0 +1,196 @@
+/**
+ * One measured phase against one target: the load generator runs as its own pinned process, and
+ * around it we read the target's CPU time and peak RSS and the machine's steal from /proc.
+ */
+import { fileURLToPath } from 'node:url';
+import { chatRequestBody } from '../load/chat-request-body.ts';
+import { type ClosedLoopTool, runClosedLoop } from '../load/closed-loop.ts';
+import type { OpenLoopOptions, OpenLoopResult } from '../load/open-loop-client.ts';
+import type { Distribution } from '../measure/percentiles.ts';
+import {
+  foreignPercent,
+  readPeakResidentKilobytes,
+  readProcessCpu,
+  readSystemCpu,
+  stealPercent,
+} from '../measure/proc-stats.ts';
+import type { BenchOptions, PhaseName, TargetName } from './bench-options.ts';
+import { runToCompletion } from './child-processes.ts';
+import type { Target } from './start-targets.ts';
+
+export interface PhasePlan {
+  phase: PhaseName;
+  /** Offered rate for open-loop phases. */
+  rate?: number;
+}
+
+export interface PhaseMeasurement {
+  target: TargetName;
+  round: number;
+  phase: PhaseName;
+  rate?: number;
+  /** Measured requests answered 2xx (closed loop: every answered request). */
+  requests: number;
+  non2xx: number;
+  errors: number;
+  dropped: number;
+  requestsPerSecond?: number;
+  /** µs, send to last byte. */
+  latency?: Pick<Distribution, 'p50' | 'p90' | 'p99'>;
+  /** µs, send to first body byte (streams). */
+  firstByte?: Distribution;
+  scheduleLagP99?: number;
+  /** CPU of the target's process over the phase, divided by every request it served in it. */
+  cpuMicrosecondsPerRequest?: number;
+  stealPercent?: number;
+  /** Steal on the proxy's CPU alone, when pinned. */
+  proxyCpuStealPercent?: number;
+  /** CPU taken by processes that are not the benchmark's, as a share of the machine. */
+  otherLoadPercent?: number;
+  peakResidentKilobytes?: number;
+  firstError?: string;
+}
+
+export interface PhaseContext {
+  options: BenchOptions;
+  tool: ClosedLoopTool;
+  loadCpu: number | undefined;
+  proxyCpu: number | undefined;
+  ticksPerSecond: number;
+  workDirectory: string;
+  /** Every server the benchmark runs (upstream and proxies), to tell our CPU use from other processes'. */
+  serverPids: number[];
+}
+
+const openLoopScript = fileURLToPath(new URL('../load/open-loop-client.ts', import.meta.url));
+
+export async function runPhase(
+  target: Target,
+  plan: PhasePlan,
+  round: number,
+  context: PhaseContext,
+): Promise<PhaseMeasurement> {
+  const cpuBefore = target.pid === undefined ? undefined : readProcessCpu(target.pid);
+  const oursBefore = ourTicks(context.serverPids);
+  const systemBefore = readSystemCpu();
+  const measured = await drive(target, plan, context);
+  const systemAfter = readSystemCpu();
+  const oursAfter = ourTicks(context.serverPids);
+  const cpuAfter = target.pid === undefined ? undefined : readProcessCpu(target.pid);
+  const steal = (name: string) => {
+    const before = systemBefore?.get(name);
+    const after = systemAfter?.get(name);
+    return before && after ? stealPercent(before, after) : undefined;
+  };
+  const measurement: PhaseMeasurement = {
+    target: target.name,
+    round,
+    ...plan,
+    ...measured.result,
+    stealPercent: steal('cpu'),
+    proxyCpuStealPercent: context.proxyCpu === undefined ? undefined : steal(`cpu${context.proxyCpu}`),
+  };
+  const machineBefore = systemBefore?.get('cpu');
+  const machineAfter = systemAfter?.get('cpu');
+  if (machineBefore && machineAfter && oursBefore !== undefined && oursAfter !== undefined) {
+    measurement.otherLoadPercent = foreignPercent(machineBefore, machineAfter, oursAfter - oursBefore);
+  }
+  if (target.pid !== undefined) {
+    if (cpuBefore && cpuAfter && measured.served > 0) {
+      measurement.cpuMicrosecondsPerRequest =
+        ((cpuAfter.ticks - cpuBefore.ticks) * (1e6 / context.ticksPerSecond)) / measured.served;
+    }
+    measurement.peakResidentKilobytes = readPeakResidentKilobytes(target.pid);
+  }
+  return measurement;
+}
+
+/** Ticks of our servers, of this process, and of its exited children (the load generators). */
+function ourTicks(serverPids: readonly number[]): number | undefined {
+  const self = readProcessCpu(process.pid);
+  if (!self) return undefined;
+  let ticks = self.ticks + self.childTicks;
+  for (const pid of serverPids) ticks += readProcessCpu(pid)?.ticks ?? 0;
+  return ticks;
+}
+
+type Measured = Omit<PhaseMeasurement, 'target' | 'round' | 'phase' | 'rate'>;
+
+/** Runs the load; `served` counts every request the target handled, warm-up included. */
+async function drive(
+  target: Target,
+  plan: PhasePlan,
+  context: PhaseContext,
+): Promise<{ result: Measured; served: number }> {
+  const { options } = context;
+  if (plan.phase === 'throughput') {
+    const result = await runClosedLoop({
+      tool: context.tool,
+      url: target.url,
+      headers: target.headers,
+      body: chatRequestBody(false),
+      connections: options.concurrency,
+      durationSeconds: options.durationSeconds,
+      cpu: context.loadCpu,
+      workDirectory: context.workDirectory,
+    });
+    return {
+      result: {
+        requests: result.requests - result.non2xx,
+        non2xx: result.non2xx,
+        errors: result.errors,
+        dropped: 0,
+        requestsPerSecond: result.requestsPerSecond,
+        latency: result.latency,
+      },
+      served: result.requests,
+    };
+  }
+  const stream = plan.phase === 'stream';
+  const result = await runOpenLoopProcess(
+    {
+      url: target.url,
+      headers: target.headers,
+      body: chatRequestBody(stream),
+      ratePerSecond: plan.rate!,
+      durationMs: options.durationSeconds * 1000,
+      warmupMs: options.warmupSeconds * 1000,
+      stream,
+      connections: 64,
+      maxInFlight: 2_000,
+      requestTimeoutMs: 10_000,
+    },
+    context.loadCpu,
+  );
+  return {
+    result: {
+      requests: result.ok,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      dropped: result.dropped,
+      latency: result.latency,
+      firstByte: stream ? result.firstByte : undefined,
+      scheduleLagP99: result.scheduleLag?.p99,
+      firstError: result.firstError,
+    },
+    served: result.total,
+  };
+}
+
+/** Runs the open-loop client as a pinned child process (the parent stays idle while it measures). */
+export async function runOpenLoopProcess(
+  options: OpenLoopOptions,
+  cpu: number | undefined,
+): Promise<OpenLoopResult> {
+  const timeoutMs = options.warmupMs + options.durationMs + options.requestTimeoutMs + 15_000;
+  const { code, stdout, stderr } = await runToCompletion(
+    process.execPath,
+    [openLoopScript, JSON.stringify(options)],
+    {
+      cpu,
+      timeoutMs,
+    },
+  );
+  if (code !== 0) throw new Error(`the open-loop client exited with ${code}: ${stderr}`);
+  return JSON.parse(stdout) as OpenLoopResult;
+}
