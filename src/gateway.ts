@@ -12,13 +12,17 @@ import { Authenticator } from './identity/authenticator.ts';
 import { IdentityAdmin } from './identity/identity-admin.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
+import { DeploymentUsageCounters } from './limits/deployment-usage.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { ChatCompletions } from './proxy/chat-completions.ts';
+import { DeploymentHealth } from './routing/deployment-health.ts';
+import { FallbackEventLog } from './routing/fallback-events.ts';
 import { buildModelRegistry } from './routing/model-registry.ts';
 import { Router } from './routing/router.ts';
+import { createStrategy } from './routing/strategies/create-strategy.ts';
 import { createDatabase, type Database } from './store/db/create-database.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
@@ -98,8 +102,35 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     required: requiredChecks(config),
     clock,
   });
-  const router = new Router({ settings: config.router_settings, random: systemRandom });
-  const chat = new ChatCompletions({ registry, router });
+  const settings = config.router_settings;
+  const health = new DeploymentHealth(
+    {
+      allowedFails: settings.allowed_fails,
+      cooldownMs: settings.cooldown_time * 1000,
+      latencyTtlMs: settings.routing_strategy_args.ttl * 1000,
+    },
+    clock,
+  );
+  const deploymentUsage = new DeploymentUsageCounters(clock);
+  const events = new FallbackEventLog();
+  const router = new Router({
+    registry,
+    settings,
+    strategy: createStrategy(settings),
+    health,
+    capacity: deploymentUsage,
+    events,
+    metrics,
+    clock,
+    random: systemRandom,
+  });
+  const chat = new ChatCompletions({
+    registry,
+    router,
+    metrics,
+    usage: deploymentUsage,
+    requestTimeoutMs: general.request_timeout_seconds * 1000,
+  });
   const app = await buildApp({
     config,
     logger,
@@ -110,6 +141,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     identityAdmin,
     registry,
     chat,
+    routing: { registry, health, capacity: deploymentUsage, settings, clock, events },
   });
 
   return {

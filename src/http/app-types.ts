@@ -16,6 +16,8 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Readiness } from '../observability/readiness.ts';
 import type { ChatCompletions } from '../proxy/chat-completions.ts';
+import type { ReportSources } from '../routing/deployment-report.ts';
+import type { FallbackEventLog } from '../routing/fallback-events.ts';
 import type { ModelRegistry } from '../routing/model-registry.ts';
 
 export type App = FastifyInstance<
@@ -36,4 +38,5 @@ export interface AppDependencies {
   identityAdmin: IdentityAdmin;
   registry: ModelRegistry;
   chat: ChatCompletions;
+  routing: ReportSources & { events: FallbackEventLog };
 }

@@ -16,6 +16,7 @@ import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
 import { registerMetricsRoute } from './routes/metrics-route.ts';
 import { registerModelRoutes } from './routes/model-routes.ts';
+import { registerRoutingDiagnosticsRoutes } from './routes/routing-diagnostics-routes.ts';
 import { validatorCompiler } from './validator-compiler.ts';
 
 export const VERSION = '0.1.0';
@@ -49,6 +50,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
 
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, deps);
+  registerRoutingDiagnosticsRoutes(app, deps);
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
   registerChatCompletionsRoute(app, deps);

@@ -1,7 +1,13 @@
-/** The providers this build ships, by name (LiteLLM-style aliases included). */
+/** The providers this build ships, by name (LiteLLM's names for OpenAI-compatible servers included). */
+import { azureProvider } from './azure/index.ts';
 import { fakeProvider } from './fake/index.ts';
+import { openAiCompatibleProviders } from './openai/index.ts';
 import { ProviderRegistry } from './provider-registry.ts';
 
 export function builtinProviders(): ProviderRegistry {
-  return new ProviderRegistry([['fake', fakeProvider]]);
+  return new ProviderRegistry([
+    ['fake', fakeProvider],
+    ['azure', azureProvider],
+    ...openAiCompatibleProviders(),
+  ]);
 }

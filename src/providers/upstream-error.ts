@@ -96,6 +96,18 @@ export function classifyTransportError(error: unknown): UpstreamError {
     return new UpstreamError({ kind: 'aborted', retryable: false, message: 'request aborted' });
   }
   switch (code) {
+    case 'SB_POOL_TIMEOUT':
+      return new UpstreamError({
+        kind: 'pool_timeout',
+        retryable: true,
+        message: 'no upstream connection became free in time',
+      });
+    case 'SB_RESPONSE_TOO_LARGE':
+      return new UpstreamError({
+        kind: 'protocol',
+        retryable: false,
+        message: 'the upstream answer is too large',
+      });
     case 'UND_ERR_CONNECT_TIMEOUT':
       return new UpstreamError({
         kind: 'connect',

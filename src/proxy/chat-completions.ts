@@ -1,13 +1,17 @@
 /**
  * The chat-completions use case: resolve the model for the caller, route the request, and hand back
  * either the answer or the encoded stream. Stream content is forwarded as it arrives; the terminal
- * `[DONE]` is written only after the stream finished cleanly.
+ * `[DONE]` is written only after the stream finished cleanly. Records request, latency and token
+ * metrics, and each deployment's token use for capacity-aware routing.
  */
 import { type Caller, mayUseModel } from '../canonical/caller.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
+import type { Usage } from '../canonical/usage.ts';
 import { errors } from '../lib/error-catalogue.ts';
-import type { ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
+import { GatewayError } from '../lib/gateway-error.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
 import type { Router, StartedStream } from '../routing/router.ts';
 import { upstreamFailure } from '../routing/upstream-failure.ts';
 import { DONE_EVENT, encodeChatChunk, encodeChatStreamError } from '../wire/chat/encode-chat-stream.ts';
@@ -16,83 +20,132 @@ export interface ChatContext {
   caller: Caller;
   signal: AbortSignal;
   requestId: string;
+  /** Size of the serialized request body, for the pessimistic token estimate (bytes / 4). */
+  bodyBytes: number;
 }
 
 export type ChatOutcome =
   | { kind: 'json'; json: string; response: ChatCompletion; deploymentId: string; attempts: number }
   | { kind: 'stream'; events: AsyncIterable<string>; deploymentId: string; attempts: number };
 
+/** Where token use per deployment is reported (limits/ implements it). */
+export interface TokenUsageSink {
+  tokensUsed(deploymentId: string, tokens: number): void;
+}
+
 export interface ChatCompletionsOptions {
   registry: ModelRegistry;
   router: Router;
+  metrics: Metrics;
+  usage: TokenUsageSink;
+  /** Overall deadline of one proxied request, across retries. */
+  requestTimeoutMs: number;
 }
 
 export class ChatCompletions {
-  private readonly registry: ModelRegistry;
-  private readonly router: Router;
+  private readonly options: ChatCompletionsOptions;
 
   constructor(options: ChatCompletionsOptions) {
-    this.registry = options.registry;
-    this.router = options.router;
+    this.options = options;
   }
 
   async run(request: ChatRequest, context: ChatContext): Promise<ChatOutcome> {
-    const group = this.resolve(request.model, context.caller);
-    const route = { signal: context.signal, requestId: context.requestId };
-    if (request.stream === true) {
-      const includeUsage = request.stream_options?.include_usage === true;
-      const upstreamRequest: ChatRequest = {
-        ...request,
+    const { metrics, router } = this.options;
+    const started = performance.now();
+    const model = request.model;
+    const group = this.resolve(model, context.caller);
+    const route = {
+      signal: AbortSignal.any([context.signal, AbortSignal.timeout(this.options.requestTimeoutMs)]),
+      requestId: context.requestId,
+      promptTokenEstimate: Math.ceil(context.bodyBytes / 4),
+    };
+    try {
+      if (request.stream === true) {
+        const includeUsage = request.stream_options?.include_usage === true;
         // Usage is always requested upstream so the gateway can account; the caller sees it only if asked.
-        stream_options: { ...request.stream_options, include_usage: true },
-      };
-      const routed = await this.router.stream(group, upstreamRequest, route);
+        const upstreamRequest: ChatRequest = {
+          ...request,
+          stream_options: { ...request.stream_options, include_usage: true },
+        };
+        const routed = await router.stream(group, upstreamRequest, route);
+        metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
+        return {
+          kind: 'stream',
+          events: this.streamEvents(routed.value, includeUsage, model, routed.deployment, started),
+          deploymentId: routed.deployment.id,
+          attempts: routed.attempts,
+        };
+      }
+      const routed = await router.complete(group, request, route);
+      const { response, json } = routed.value;
+      this.account(model, routed.deployment, response.usage);
+      this.finish(model, 200, started);
       return {
-        kind: 'stream',
-        events: streamEvents(routed.value, includeUsage, group.name),
+        kind: 'json',
+        json: json ?? JSON.stringify(response),
+        response,
         deploymentId: routed.deployment.id,
         attempts: routed.attempts,
       };
+    } catch (error) {
+      this.finish(model, error instanceof GatewayError ? error.status : 500, started);
+      throw error;
     }
-    const routed = await this.router.complete(group, request, route);
-    const { response, json } = routed.value;
-    return {
-      kind: 'json',
-      json: json ?? JSON.stringify(response),
-      response,
-      deploymentId: routed.deployment.id,
-      attempts: routed.attempts,
-    };
   }
 
   private resolve(model: string, caller: Caller): ModelGroup {
-    const group = this.registry.group(model);
+    const group = this.options.registry.group(model);
     if (!group) throw errors.modelNotFound(model);
     if (!mayUseModel(caller, model)) throw errors.modelNotAllowed(model);
     return group;
   }
-}
 
-async function* streamEvents(
-  started: StartedStream,
-  includeUsage: boolean,
-  modelName: string,
-): AsyncGenerator<string> {
-  const { first, rest } = started;
-  try {
-    if (includeUsage || !first.usageOnly) yield encodeChatChunk(first);
-    for (;;) {
-      const next = await rest.next();
-      if (next.done) break;
-      if (next.value.usageOnly && !includeUsage) continue;
-      yield encodeChatChunk(next.value);
+  private async *streamEvents(
+    started: StartedStream,
+    includeUsage: boolean,
+    model: string,
+    deployment: Deployment,
+    startedAt: number,
+  ): AsyncGenerator<string> {
+    const { first, rest } = started;
+    let usage = first.usage;
+    let completed = false;
+    try {
+      if (includeUsage || !first.usageOnly) yield encodeChatChunk(first);
+      for (;;) {
+        const next = await rest.next();
+        if (next.done) break;
+        const chunk = next.value;
+        if (chunk.usage) usage = chunk.usage;
+        if (chunk.usageOnly && !includeUsage) continue;
+        yield encodeChatChunk(chunk);
+      }
+      completed = true;
+    } catch (error) {
+      // Content was already sent: no retry; one in-band error and no [DONE] marks the answer incomplete.
+      const failure = upstreamFailure(error, model);
+      this.finish(model, failure.status, startedAt);
+      yield encodeChatStreamError(failure);
+      return;
+    } finally {
+      if (!completed) await rest.return?.();
     }
-  } catch (error) {
-    // Content was already sent: no retry; one in-band error and no [DONE] marks the answer incomplete.
-    yield encodeChatStreamError(upstreamFailure(error, modelName));
-    return;
-  } finally {
-    await rest.return?.();
+    this.account(model, deployment, usage);
+    this.finish(model, 200, startedAt);
+    yield DONE_EVENT;
   }
-  yield DONE_EVENT;
+
+  private account(model: string, deployment: Deployment, usage: Usage | undefined): void {
+    if (!usage) return;
+    const { metrics } = this.options;
+    metrics.tokens.inc({ model, direction: 'input' }, usage.prompt_tokens);
+    metrics.tokens.inc({ model, direction: 'output' }, usage.completion_tokens);
+    this.options.usage.tokensUsed(deployment.id, usage.total_tokens);
+  }
+
+  private finish(model: string, status: number, startedAt: number): void {
+    const { metrics } = this.options;
+    metrics.requests.inc({ model, status });
+    metrics.requestDuration.observe({ model }, (performance.now() - startedAt) / 1000);
+  }
 }

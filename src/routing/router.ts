@@ -1,21 +1,41 @@
 /**
- * Runs a request against a model group: picks deployments, retries retryable failures on a different
- * deployment, and for streams pulls the first chunk before reporting success, so every failure up to
- * the first byte can still be retried and the caller gets a real error status if all attempts fail.
+ * Runs a request against its model group: plans the groups to try (the requested one, a context-window
+ * fallback chosen before any attempt, then `fallbacks`), picks deployments with the configured strategy
+ * among the healthy ones, and retries retryable failures on a different deployment when it can. For
+ * streams it pulls the first chunk inside the attempt, so every failure before the first byte can
+ * still be retried and the caller gets a real error status when all attempts fail.
  */
 
 import type { StreamChunk } from '../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { RouterSettings } from '../config/config.ts';
+import type { Clock } from '../lib/clock.ts';
+import { ErrorType } from '../lib/error-catalogue.ts';
+import { GatewayError } from '../lib/gateway-error.ts';
 import type { Random } from '../lib/random.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
-import { UpstreamError } from '../providers/upstream-error.ts';
-import type { Deployment, ModelGroup } from './model-registry.ts';
+import { classifyTransportError, UpstreamError } from '../providers/upstream-error.ts';
+import type { CapacitySignal } from './capacity-signal.ts';
+import type { DeploymentHealth } from './deployment-health.ts';
+import type { FallbackEventLog } from './fallback-events.ts';
+import type { Deployment, ModelGroup, ModelRegistry } from './model-registry.ts';
+import type { RoutingStrategy } from './routing-strategy.ts';
+import { trackStream } from './tracked-stream.ts';
 import { upstreamFailure } from './upstream-failure.ts';
+
+export interface RouteContext {
+  signal: AbortSignal;
+  requestId: string;
+  /** Pessimistic prompt size (serialized body length / 4), for context-window checks. */
+  promptTokenEstimate: number;
+}
 
 export interface Routed<T> {
   value: T;
   deployment: Deployment;
+  /** The model group that answered (differs from the requested model after a fallback). */
+  modelGroup: string;
   attempts: number;
 }
 
@@ -24,23 +44,28 @@ export interface StartedStream {
   rest: AsyncIterator<StreamChunk>;
 }
 
-export interface RouteContext {
-  signal: AbortSignal;
-  requestId: string;
+export interface RouterOptions {
+  registry: ModelRegistry;
+  settings: Readonly<RouterSettings>;
+  strategy: RoutingStrategy;
+  health: DeploymentHealth;
+  capacity: CapacitySignal;
+  events: FallbackEventLog;
+  metrics: Metrics;
+  clock: Clock;
+  random: Random;
+  /** Waits between attempts (injectable so tests need not sleep). */
+  sleep?: (milliseconds: number, signal: AbortSignal) => Promise<void>;
 }
 
-export interface RouterOptions {
-  settings: Readonly<RouterSettings>;
-  random: Random;
-}
+/** Longest the router waits before retrying the same deployment when it asked for a pause. */
+const MAX_RETRY_WAIT_MS = 10_000;
 
 export class Router {
-  private readonly settings: Readonly<RouterSettings>;
-  private readonly random: Random;
+  private readonly options: RouterOptions;
 
   constructor(options: RouterOptions) {
-    this.settings = options.settings;
-    this.random = options.random;
+    this.options = options;
   }
 
   complete(
@@ -48,58 +73,266 @@ export class Router {
     request: ChatRequest,
     context: RouteContext,
   ): Promise<Routed<CompletionResult>> {
-    return this.attempt(group, context, (deployment, attempt) =>
-      deployment.adapter.complete(withUpstreamModel(request, deployment), attempt),
-    );
-  }
-
-  stream(group: ModelGroup, request: ChatRequest, context: RouteContext): Promise<Routed<StartedStream>> {
-    return this.attempt(group, context, async (deployment, attempt) => {
-      const iterator = deployment.adapter
-        .stream(withUpstreamModel(request, deployment), attempt)
-        [Symbol.asyncIterator]();
-      const first = await iterator.next();
-      if (first.done) {
-        throw new UpstreamError({
-          kind: 'protocol',
-          retryable: true,
-          message: 'the upstream stream ended without a chunk',
-        });
+    const { health } = this.options;
+    return this.execute(group, context, false, async (deployment, attempt) => {
+      const started = performance.now();
+      try {
+        const result = await deployment.adapter.complete(withUpstreamModel(request, deployment), attempt);
+        health.succeeded(deployment.id, { latencyMs: performance.now() - started });
+        return result;
+      } finally {
+        health.finished(deployment.id);
       }
-      return { first: first.value, rest: iterator };
     });
   }
 
-  private async attempt<T>(
-    group: ModelGroup,
-    context: RouteContext,
-    run: (deployment: Deployment, attempt: AttemptContext) => Promise<T>,
-  ): Promise<Routed<T>> {
-    const maxAttempts = this.settings.num_retries + 1;
-    const tried = new Set<string>();
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      const deployment = this.pick(group, tried);
-      tried.add(deployment.id);
+  stream(group: ModelGroup, request: ChatRequest, context: RouteContext): Promise<Routed<StartedStream>> {
+    const { health, metrics } = this.options;
+    return this.execute(group, context, true, async (deployment, attempt) => {
+      const started = performance.now();
+      const iterator = deployment.adapter
+        .stream(withUpstreamModel(request, deployment), attempt)
+        [Symbol.asyncIterator]();
+      let first: IteratorResult<StreamChunk>;
       try {
-        const value = await run(deployment, { signal: context.signal, requestId: context.requestId });
-        return { value, deployment, attempts: attempt };
+        first = await iterator.next();
+        if (first.done)
+          throw new UpstreamError({
+            kind: 'protocol',
+            retryable: true,
+            message: 'the upstream stream had no chunks',
+          });
       } catch (error) {
-        lastError = error;
-        if (!(error instanceof UpstreamError) || !error.retryable || context.signal.aborted) break;
+        health.finished(deployment.id);
+        await iterator.return?.().catch(() => {});
+        throw error;
       }
-    }
-    throw upstreamFailure(lastError, group.name);
+      const timeToFirstTokenMs = performance.now() - started;
+      const rest = trackStream(iterator, {
+        onEnd: () => {
+          health.finished(deployment.id);
+          health.succeeded(deployment.id, { timeToFirstTokenMs, latencyMs: performance.now() - started });
+        },
+        onError: (error) => {
+          health.finished(deployment.id);
+          const upstream = asUpstreamError(error);
+          metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: outcomeOf(upstream) });
+          if (health.failed(deployment.id, upstream))
+            metrics.deploymentCooldowns.inc({ deployment: deployment.id });
+        },
+        onAbandon: () => health.finished(deployment.id),
+      });
+      return { first: first.value, rest };
+    });
   }
 
-  private pick(group: ModelGroup, tried: ReadonlySet<string>): Deployment {
-    const fresh = group.deployments.filter((deployment) => !tried.has(deployment.id));
-    const candidates = fresh.length > 0 ? fresh : group.deployments;
-    return candidates[Math.floor(this.random.next() * candidates.length)]!;
+  /** The groups to try in order: the requested one (or its context-window fallback), then fallbacks. */
+  private plan(group: ModelGroup, context: RouteContext): ModelGroup[] {
+    const { registry, settings } = this.options;
+    let primary = group;
+    if (!fits(group, context.promptTokenEstimate)) {
+      const replacement = (settings.context_window_fallbacks[group.name] ?? [])
+        .map((name) => registry.group(name))
+        .find(
+          (candidate): candidate is ModelGroup =>
+            candidate !== undefined && fits(candidate, context.promptTokenEstimate),
+        );
+      if (!replacement) throw contextTooLong(group.name, context.promptTokenEstimate);
+      this.recordEvent(context, group.name, replacement.name, null, null, 'context_window_exceeded', 0);
+      primary = replacement;
+    }
+    const fallbacks = (settings.fallbacks[primary.name] ?? [])
+      .map((name) => registry.group(name))
+      .filter((candidate): candidate is ModelGroup => candidate !== undefined);
+    return [primary, ...fallbacks];
   }
+
+  private async execute<T>(
+    requested: ModelGroup,
+    context: RouteContext,
+    streaming: boolean,
+    run: (deployment: Deployment, attempt: AttemptContext) => Promise<T>,
+  ): Promise<Routed<T>> {
+    const { settings, health, capacity, metrics } = this.options;
+    const groups = this.plan(requested, context);
+    const attemptsPerGroup = settings.num_retries + 1;
+    const attemptContext: AttemptContext = { signal: context.signal, requestId: context.requestId };
+    let attempts = 0;
+    let lastError: UpstreamError | undefined;
+    let previous: Deployment | undefined;
+    let shortestCooldownMs = Number.POSITIVE_INFINITY;
+
+    for (let groupIndex = 0; groupIndex < groups.length; groupIndex++) {
+      const group = groups[groupIndex]!;
+      const tried = new Set<string>();
+      for (let inGroup = 0; inGroup < attemptsPerGroup; inGroup++) {
+        const choice = this.choose(group, tried, streaming, context.promptTokenEstimate);
+        if (!choice.deployment) {
+          shortestCooldownMs = Math.min(shortestCooldownMs, choice.cooldownMs);
+          break;
+        }
+        const deployment = choice.deployment;
+        if (previous && lastError) {
+          this.recordEvent(
+            context,
+            requested.name,
+            group.name,
+            previous.id,
+            deployment.id,
+            reasonOf(lastError),
+            attempts,
+          );
+          await this.pause(lastError, previous, deployment, context.signal);
+        }
+        attempts++;
+        tried.add(deployment.id);
+        health.started(deployment.id);
+        capacity.attemptStarted(deployment.id);
+        try {
+          const value = await run(deployment, attemptContext);
+          metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: 'success' });
+          return { value, deployment, modelGroup: group.name, attempts };
+        } catch (error) {
+          const upstream = asUpstreamError(error);
+          metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: outcomeOf(upstream) });
+          if (health.failed(deployment.id, upstream))
+            metrics.deploymentCooldowns.inc({ deployment: deployment.id });
+          lastError = upstream;
+          previous = deployment;
+          if (upstream.kind === 'aborted' || context.signal.aborted)
+            throw upstreamFailure(upstream, requested.name);
+          if (!upstream.retryable) throw upstreamFailure(upstream, requested.name);
+        }
+      }
+    }
+    if (lastError) {
+      this.recordEvent(
+        context,
+        requested.name,
+        null,
+        previous?.id ?? null,
+        null,
+        `${reasonOf(lastError)}_exhausted`,
+        attempts,
+      );
+      throw upstreamFailure(lastError, requested.name);
+    }
+    throw noHealthyDeployment(requested.name, shortestCooldownMs);
+  }
+
+  private choose(
+    group: ModelGroup,
+    tried: ReadonlySet<string>,
+    streaming: boolean,
+    promptTokenEstimate: number,
+  ): { deployment?: Deployment; cooldownMs: number } {
+    const { health, strategy, capacity, random } = this.options;
+    let cooldownMs = Number.POSITIVE_INFINITY;
+    const healthy: Deployment[] = [];
+    for (const deployment of group.deployments) {
+      if (deployment.maxInputTokens !== undefined && deployment.maxInputTokens < promptTokenEstimate)
+        continue;
+      const remaining = health.cooldownRemainingMs(deployment.id);
+      if (remaining > 0) cooldownMs = Math.min(cooldownMs, remaining);
+      else healthy.push(deployment);
+    }
+    if (healthy.length === 0) return { cooldownMs };
+    const untried = healthy.filter((deployment) => !tried.has(deployment.id));
+    const candidates = untried.length > 0 ? untried : healthy;
+    return { deployment: strategy.pick(candidates, { health, capacity, random, streaming }), cooldownMs };
+  }
+
+  /** Waits `retry_after`, or the upstream's Retry-After when the retry goes to the same deployment. */
+  private async pause(
+    error: UpstreamError,
+    previous: Deployment,
+    next: Deployment,
+    signal: AbortSignal,
+  ): Promise<void> {
+    let waitMs = this.options.settings.retry_after * 1000;
+    if (next.id === previous.id && error.retryAfterMs !== undefined)
+      waitMs = Math.max(waitMs, error.retryAfterMs);
+    waitMs = Math.min(waitMs, MAX_RETRY_WAIT_MS);
+    if (waitMs <= 0) return;
+    await (this.options.sleep ?? sleepUnlessAborted)(waitMs, signal);
+  }
+
+  private recordEvent(
+    context: RouteContext,
+    model: string,
+    toModel: string | null,
+    from: string | null,
+    to: string | null,
+    reason: string,
+    attempt: number,
+  ): void {
+    this.options.events.record({
+      timestamp: new Date(this.options.clock.now()).toISOString(),
+      request_id: context.requestId,
+      model,
+      to_model: toModel,
+      from_deployment: from,
+      to_deployment: to,
+      reason,
+      attempt,
+    });
+  }
+}
+
+function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, milliseconds);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 /** The upstream sees its own model name; everything else the caller sent goes through unchanged. */
 function withUpstreamModel(request: ChatRequest, deployment: Deployment): ChatRequest {
   return { ...request, model: deployment.config.params.model };
+}
+
+function fits(group: ModelGroup, promptTokenEstimate: number): boolean {
+  return group.deployments.some(
+    (deployment) =>
+      deployment.maxInputTokens === undefined || deployment.maxInputTokens >= promptTokenEstimate,
+  );
+}
+
+function asUpstreamError(error: unknown): UpstreamError {
+  return error instanceof UpstreamError ? error : classifyTransportError(error);
+}
+
+function outcomeOf(error: UpstreamError): string {
+  if (error.kind !== 'status') return error.kind;
+  return error.status === 429 ? 'status_429' : `status_${Math.floor((error.status ?? 500) / 100)}xx`;
+}
+
+function reasonOf(error: UpstreamError): string {
+  return error.kind === 'status' ? `status_${error.status}` : error.kind;
+}
+
+function contextTooLong(model: string, estimate: number): GatewayError {
+  return new GatewayError({
+    status: 400,
+    type: ErrorType.invalidRequest,
+    code: 'context_length_exceeded',
+    param: 'messages',
+    message: `The request (about ${estimate} tokens) is longer than model '${model}' accepts, and no context_window_fallbacks model fits it. Shorten the messages.`,
+  });
+}
+
+function noHealthyDeployment(model: string, cooldownMs: number): GatewayError {
+  const retryAfter = Number.isFinite(cooldownMs) ? Math.max(1, Math.ceil(cooldownMs / 1000)) : 1;
+  return new GatewayError({
+    status: 503,
+    type: ErrorType.unavailable,
+    code: 'no_healthy_deployment',
+    message: `Every deployment of model '${model}' is cooling down after failures. Retry after ${retryAfter} s.`,
+    retryAfter,
+  });
 }

@@ -36,7 +36,9 @@ export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencie
     async (request, reply) => {
       const chatRequest = decodeChatRequest(request.body);
       const signal = callerSignal(reply);
+      const bodyBytes = Number(request.headers['content-length'] ?? 0) || JSON.stringify(request.body).length;
       const outcome = await deps.chat.run(chatRequest, {
+        bodyBytes,
         caller: request.caller,
         signal,
         requestId: request.id,

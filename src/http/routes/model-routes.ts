@@ -48,12 +48,12 @@ export function registerModelRoutes(app: App, deps: Pick<AppDependencies, 'regis
       schema: {
         ...common,
         summary: 'Get one model by its public name.',
-        params: Type.Object({ '*': Type.String() }),
         response: { 200: ModelEntry, ...errorResponses },
       },
     },
     async (request) => {
-      const name = decodeURIComponent(request.params['*']);
+      // No params schema: TypeBox's converter cannot take a property named '*'.
+      const name = decodeURIComponent((request.params as { '*': string })['*']);
       const group = registry.group(name);
       if (!group || !mayUseModel(request.caller, name)) throw errors.modelNotFound(name);
       return entry(group);

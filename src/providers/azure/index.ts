@@ -1,0 +1,33 @@
+/**
+ * Azure OpenAI: the OpenAI wire format at `<api_base>/openai/deployments/<deployment>/chat/completions`
+ * with an `api-version` query parameter and the key in an `api-key` header. `params.model` is the
+ * Azure deployment name.
+ */
+import { OpenAiCompatibleAdapter } from '../openai/openai-compatible-adapter.ts';
+import type { ProviderFactory } from '../provider-adapter.ts';
+
+const DEFAULT_API_VERSION = '2024-10-21';
+
+export const azureProvider: ProviderFactory = {
+  name: 'azure',
+  knownParams: ['api_base', 'api_key', 'api_version', 'headers'],
+  validate(params) {
+    const problems: string[] = [];
+    if (params.api_base === undefined)
+      problems.push('api_base: is required for azure (https://<resource>.openai.azure.com)');
+    for (const key of ['api_key', 'api_version'] as const) {
+      if (params[key] !== undefined && typeof params[key] !== 'string')
+        problems.push(`${key}: must be a string`);
+    }
+    return problems;
+  },
+  create(settings) {
+    const { params } = settings;
+    const base = new URL(String(params.api_base));
+    const version = encodeURIComponent(String(params.api_version ?? DEFAULT_API_VERSION));
+    const headers: Record<string, string> = { ...(params.headers as Record<string, string> | undefined) };
+    if (typeof params.api_key === 'string' && params.api_key) headers['api-key'] = params.api_key;
+    const path = `${base.pathname.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(settings.model)}/chat/completions?api-version=${version}`;
+    return new OpenAiCompatibleAdapter({ origin: base.origin, path, headers }, settings);
+  },
+};

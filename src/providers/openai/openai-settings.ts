@@ -1,0 +1,41 @@
+/** Params of OpenAI-compatible deployments, and the endpoint they describe. */
+import type { Endpoint } from './openai-compatible-adapter.ts';
+
+export const openAiParams = ['api_base', 'api_key', 'organization', 'headers'] as const;
+
+export function validateOpenAiParams(
+  params: Readonly<Record<string, unknown>>,
+  requireApiBase: boolean,
+): string[] {
+  const problems: string[] = [];
+  if (requireApiBase && params.api_base === undefined)
+    problems.push('api_base: is required for this provider (the server URL, e.g. http://127.0.0.1:8000/v1)');
+  for (const key of ['api_key', 'organization'] as const) {
+    if (params[key] !== undefined && typeof params[key] !== 'string')
+      problems.push(`${key}: must be a string`);
+  }
+  const headers = params.headers;
+  if (
+    headers !== undefined &&
+    (headers === null ||
+      typeof headers !== 'object' ||
+      Object.values(headers).some((value) => typeof value !== 'string'))
+  ) {
+    problems.push('headers: must be a map of header names to strings');
+  }
+  return problems;
+}
+
+/** The endpoint of an OpenAI-style server: `<api_base>/chat/completions`, bearer key, extra headers. */
+export function openAiEndpoint(params: Readonly<Record<string, unknown>>, defaultApiBase: string): Endpoint {
+  const base = new URL(String(params.api_base ?? defaultApiBase));
+  const headers: Record<string, string> = { ...(params.headers as Record<string, string> | undefined) };
+  if (typeof params.api_key === 'string' && params.api_key)
+    headers.authorization = `Bearer ${params.api_key}`;
+  if (typeof params.organization === 'string') headers['openai-organization'] = params.organization;
+  return {
+    origin: base.origin,
+    path: `${base.pathname.replace(/\/+$/, '')}/chat/completions${base.search}`,
+    headers,
+  };
+}

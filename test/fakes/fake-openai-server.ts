@@ -1,0 +1,239 @@
+/**
+ * A fake OpenAI-compatible upstream on 127.0.0.1:0: a real node:http server speaking the chat-completions
+ * wire format (JSON and SSE, Azure's deployment paths too), driven by a typed scenario per request and
+ * recording every request it received, so tests assert what the upstream saw as well as what the caller
+ * got (STYLE convention 14).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+
+export type Scenario =
+  /** A normal answer: JSON, or SSE when the request asks to stream. */
+  | {
+      kind: 'answer';
+      text?: string;
+      chunkDelayMs?: number;
+      firstByteDelayMs?: number;
+      toolCalls?: ToolCallSpec[];
+    }
+  /** An error status with an OpenAI error body. */
+  | {
+      kind: 'error';
+      status: number;
+      code?: string;
+      message?: string;
+      headers?: Record<string, string>;
+      gzip?: boolean;
+    }
+  /** Sends `chunksBeforeFailure` content chunks, then destroys the connection. */
+  | { kind: 'break-stream'; chunksBeforeFailure: number }
+  /** Accepts the request and never answers (for timeouts and disconnects). */
+  | { kind: 'hang' }
+  /** Answers 200 with a body that is not JSON / not an event stream. */
+  | { kind: 'garbage' };
+
+export interface ToolCallSpec {
+  name: string;
+  arguments: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+  /** Set when the connection closed before the answer was complete (the caller aborted). */
+  aborted: boolean;
+}
+
+export class FakeOpenAiServer {
+  readonly requests: RecordedRequest[] = [];
+  /** Scenarios used in order, one per request; when empty, `defaultScenario` answers. */
+  readonly queue: Scenario[] = [];
+  defaultScenario: Scenario = { kind: 'answer' };
+  private server: Server | undefined;
+  private readonly responses = new Set<ServerResponse>();
+
+  static async start(): Promise<FakeOpenAiServer> {
+    const fake = new FakeOpenAiServer();
+    fake.server = createServer((request, response) => void fake.handle(request, response));
+    await new Promise<void>((resolve) => fake.server!.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  get origin(): string {
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  /** Base URL for `provider: openai` (`…/v1`). */
+  get baseUrl(): string {
+    return `${this.origin}/v1`;
+  }
+
+  enqueue(...scenarios: Scenario[]): this {
+    this.queue.push(...scenarios);
+    return this;
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.queue.length = 0;
+    this.defaultScenario = { kind: 'answer' };
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.responses) response.destroy();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const recorded: RecordedRequest = {
+      method: request.method ?? '',
+      path: request.url ?? '',
+      headers: request.headers,
+      body: text ? JSON.parse(text) : undefined,
+      aborted: false,
+    };
+    this.requests.push(recorded);
+    this.responses.add(response);
+    response.on('close', () => {
+      if (!response.writableFinished) recorded.aborted = true;
+      this.responses.delete(response);
+    });
+    const scenario = this.queue.shift() ?? this.defaultScenario;
+    await play(scenario, recorded.body ?? {}, response);
+  }
+}
+
+async function play(scenario: Scenario, body: any, response: ServerResponse): Promise<void> {
+  switch (scenario.kind) {
+    case 'hang':
+      return;
+    case 'garbage':
+      response.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json</html>');
+      return;
+    case 'error': {
+      const payload = JSON.stringify({
+        error: {
+          message: scenario.message ?? 'upstream secret detail: sk-upstream-leak',
+          type: 'server_error',
+          code: scenario.code ?? null,
+        },
+      });
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...scenario.headers };
+      if (scenario.gzip) {
+        headers['content-encoding'] = 'gzip';
+        response.writeHead(scenario.status, headers).end(gzipSync(payload));
+      } else {
+        response.writeHead(scenario.status, headers).end(payload);
+      }
+      return;
+    }
+    case 'break-stream': {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let index = 0; index < scenario.chunksBeforeFailure; index++)
+        response.write(sse(chunk(body, { content: `part${index} ` })));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      response.destroy();
+      return;
+    }
+    case 'answer':
+      if (scenario.firstByteDelayMs) await delay(scenario.firstByteDelayMs);
+      if (body.stream) await stream(scenario, body, response);
+      else respondJson(scenario, body, response);
+  }
+}
+
+function answerText(scenario: Extract<Scenario, { kind: 'answer' }>, body: any): string {
+  return scenario.text ?? `echo: ${body.messages?.at(-1)?.content ?? ''}`;
+}
+
+function usageOf(body: any, text: string) {
+  const prompt = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
+  const completion = text.split(/\s+/).filter(Boolean).length;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+function respondJson(
+  scenario: Extract<Scenario, { kind: 'answer' }>,
+  body: any,
+  response: ServerResponse,
+): void {
+  const text = answerText(scenario, body);
+  const toolCalls = scenario.toolCalls?.map((call, index) => ({
+    id: `call_${index}`,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  }));
+  const payload = {
+    id: 'chatcmpl-fake',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: body.model,
+    choices: [
+      {
+        index: 0,
+        message: toolCalls
+          ? { role: 'assistant', content: null, tool_calls: toolCalls }
+          : { role: 'assistant', content: text },
+        finish_reason: toolCalls ? 'tool_calls' : 'stop',
+        logprobs: null,
+      },
+    ],
+    usage: usageOf(body, text),
+  };
+  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+}
+
+async function stream(
+  scenario: Extract<Scenario, { kind: 'answer' }>,
+  body: any,
+  response: ServerResponse,
+): Promise<void> {
+  const text = answerText(scenario, body);
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  response.write(sse(chunk(body, { role: 'assistant', content: '' })));
+  for (const word of text.split(/(?<=\s)/)) {
+    if (response.destroyed) return;
+    if (scenario.chunkDelayMs) await delay(scenario.chunkDelayMs);
+    response.write(sse(chunk(body, { content: word })));
+  }
+  response.write(sse(chunk(body, {}, 'stop')));
+  if (body.stream_options?.include_usage) {
+    response.write(
+      sse({
+        id: 'chatcmpl-fake',
+        object: 'chat.completion.chunk',
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [],
+        usage: usageOf(body, text),
+      }),
+    );
+  }
+  response.end('data: [DONE]\n\n');
+}
+
+function chunk(body: any, delta: object, finishReason: string | null = null) {
+  return {
+    id: 'chatcmpl-fake',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: body.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+    ...(body.stream_options?.include_usage ? { usage: null } : {}),
+  };
+}
+
+function sse(payload: object): string {
+  return `data: ${JSON.stringify(payload)}\n\n`;
+}
+
+function delay(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
