@@ -16,7 +16,10 @@ export interface ProcessCpu {
 export interface CpuTimes {
   /** Every tick the CPU accounted: user, nice, system, idle, iowait, irq, softirq, steal. */
   total: number;
-  /** Ticks not idle, not waiting for I/O and not stolen: the work done on it. */
+  /**
+   * User, nice and system ticks: time processes ran. Interrupt time is left out: on loopback it is
+   * mostly our own traffic, and no process is charged with it.
+   */
   busy: number;
   steal: number;
 }
@@ -49,8 +52,8 @@ export function parseSystemStat(text: string): Map<string, CpuTimes> {
     // user nice system idle iowait irq softirq steal; guest time is already inside user.
     const values = rest.slice(0, 8).map(Number);
     const total = values.reduce((sum, value) => sum + value, 0);
-    const [idle, iowait, steal] = [values[3] ?? 0, values[4] ?? 0, values[7] ?? 0];
-    cpus.set(name!, { total, busy: total - idle - iowait - steal, steal });
+    const [user, nice, system, steal] = [values[0] ?? 0, values[1] ?? 0, values[2] ?? 0, values[7] ?? 0];
+    cpus.set(name!, { total, busy: user + nice + system, steal });
   }
   return cpus;
 }
@@ -76,6 +79,15 @@ export function readProcessCpu(pid: number): ProcessCpu | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Ticks of the given servers, of this process, and of its exited children (the load generators). */
+export function ourTicks(serverPids: readonly number[]): number | undefined {
+  const self = readProcessCpu(process.pid);
+  if (!self) return undefined;
+  let ticks = self.ticks + self.childTicks;
+  for (const pid of serverPids) ticks += readProcessCpu(pid)?.ticks ?? 0;
+  return ticks;
 }
 
 export function readPeakResidentKilobytes(pid: number): number | undefined {

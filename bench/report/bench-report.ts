@@ -169,6 +169,14 @@ function reportNotes(run: BenchRun): string[] {
         'those figures (tails most of all) are pessimistic; re-run on a quiet machine.',
     );
   }
+  const waited = run.measurements.filter((m) => (m.quietWaitMs ?? 0) > 0);
+  if (waited.length) {
+    const seconds = waited.reduce((sum, m) => sum + m.quietWaitMs!, 0) / 1000;
+    notes.push(
+      `${waited.length} phase(s) waited for other processes to quieten down before starting (${seconds.toFixed(1)} s ` +
+        `in all, at most ${run.options.quietWaitSeconds} s each).`,
+    );
+  }
   const lagging = run.measurements.filter((m) => (m.scheduleLagP99 ?? 0) > LAG_WARNING_MICROSECONDS);
   if (lagging.length) {
     notes.push(
@@ -200,6 +208,7 @@ function detailTable(measurements: readonly PhaseMeasurement[], options: BenchOp
     format.ms(m.latency?.p90),
     format.ms(m.latency?.p99),
     format.ms(m.firstByte?.p50),
+    format.ms(m.referenceLatency?.p50),
     String(m.errors + m.non2xx + m.dropped),
     m.cpuMicrosecondsPerRequest === undefined ? '—' : m.cpuMicrosecondsPerRequest.toFixed(0),
     format.megabytes(m.peakResidentKilobytes),
@@ -208,27 +217,31 @@ function detailTable(measurements: readonly PhaseMeasurement[], options: BenchOp
     format.count(m.otherLoadPercent),
     format.ms(m.scheduleLagP99),
   ]);
-  return `${markdownTable(
-    [
-      'round',
-      'phase',
-      'target',
-      'ok',
-      'req/s',
-      'p50',
-      'p90',
-      'p99',
-      'TTFB p50',
-      'failed',
-      'CPU µs/req',
-      'RSS MB',
-      'steal %',
-      'steal % proxy CPU',
-      'other %',
-      'client lag p99',
-    ],
-    rows,
-  )}\n\nLatencies in ms; throughput latencies are the closed-loop tool's own (autocannon's move in 1 ms steps).`;
+  return (
+    `${markdownTable(
+      [
+        'round',
+        'phase',
+        'target',
+        'ok',
+        'req/s',
+        'p50',
+        'p90',
+        'p99',
+        'TTFB p50',
+        'unlimited p50',
+        'failed',
+        'CPU µs/req',
+        'RSS MB',
+        'steal %',
+        'steal % proxy CPU',
+        'other %',
+        'client lag p99',
+      ],
+      rows,
+    )}\n\nLatencies in ms; throughput latencies are the closed-loop tool's own (autocannon's move in 1 ms steps). ` +
+    'Admission rows: the limited key (p50…p99) and the unlimited key (unlimited p50), sent alternately.'
+  );
 }
 
 function profileTables(profile: ProfileSummary): string {

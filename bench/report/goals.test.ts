@@ -63,6 +63,16 @@ describe('evaluateGoals', () => {
     expect(goal('Admission cost')).toMatchObject({ perRound: ['0.40 ms', '0.60 ms'], verdict: 'mixed' });
   });
 
+  it('prefers the admission phase, where the keys alternate, over the separate phases', () => {
+    const withAdmission = summaries.map((s) =>
+      s.target === 'switchboard-limited' && s.round === 1
+        ? { ...s, admission: { limitedP50: 700, unlimitedP50: 650 } }
+        : s,
+    );
+    const admission = evaluateGoals(withAdmission, 2).find((g) => g.goal.startsWith('Admission cost'))!;
+    expect(admission.perRound).toEqual(['0.05 ms', '0.60 ms']);
+  });
+
   it('says not measured when a target is missing', () => {
     const alone = evaluateGoals([summary({ target: 'switchboard', round: 1 })], 1);
     expect(alone.every((g) => g.verdict === 'not measured')).toBe(true);

@@ -20,6 +20,8 @@ export interface TargetSummary {
   firstByte?: { p50: number; p99: number };
   addedFirstByteP50?: number;
   lastByteP50?: number;
+  /** Admission phase (limited key only): p50s of the two keys, sent alternately, µs. */
+  admission?: { limitedP50: number; unlimitedP50: number };
   peakResidentKilobytes?: number;
   /** CPU per request at the highest offered rate (steadier than under saturation). */
   cpuMicrosecondsPerRequest?: number;
@@ -81,6 +83,9 @@ function summarizeOne(phases: PhaseMeasurement[]): TargetSummary {
         cpuRate = phase.rate;
         summary.cpuMicrosecondsPerRequest = phase.cpuMicrosecondsPerRequest;
       }
+    }
+    if (phase.phase === 'admission' && phase.latency && phase.referenceLatency) {
+      summary.admission = { limitedP50: phase.latency.p50, unlimitedP50: phase.referenceLatency.p50 };
     }
     if (phase.phase === 'stream') {
       if (phase.firstByte) summary.firstByte = { p50: phase.firstByte.p50, p99: phase.firstByte.p99 };

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 
 export const TARGET_NAMES = ['direct', 'bare', 'switchboard', 'switchboard-limited'] as const;
-export const PHASE_NAMES = ['throughput', 'latency', 'stream'] as const;
+export const PHASE_NAMES = ['throughput', 'latency', 'stream', 'admission'] as const;
 
 export type TargetName = (typeof TARGET_NAMES)[number];
 export type PhaseName = (typeof PHASE_NAMES)[number];
@@ -23,6 +23,8 @@ export interface BenchOptions {
   loadGenerator: 'auto' | 'wrk' | 'autocannon';
   provider: 'auto' | 'openai' | 'fake';
   pin: boolean;
+  /** Longest wait, before each phase, for processes outside the benchmark to quieten down. */
+  quietWaitSeconds: number;
   profile: boolean;
   outputDirectory: string;
   quick: boolean;
@@ -46,6 +48,8 @@ Phases (--phases, comma-separated; default all):
   throughput   closed loop at --concurrency connections (wrk if installed, else autocannon)
   latency      open loop at each of --rates req/s: p50/p90/p99 from send to last byte
   stream       open loop streams at --stream-rate req/s: time to first byte and to last byte
+  admission    open loop at 200 req/s alternating Switchboard's two keys request by request:
+               the limited key's added p50 without drift between phases (issue 4)
 
 Options:
   --quick                 one round of 2-second phases (about a minute)
@@ -61,6 +65,8 @@ Options:
   --provider P            auto, openai or fake: Switchboard's deployment provider
                           (default auto: openai, or fake when this build has no openai adapter)
   --no-pin                do not pin processes with taskset
+  --quiet-wait S          before each phase, wait up to S seconds while processes outside the
+                          benchmark use more than 10% of the machine (default 3; --quick 1; 0: never)
   --profile               run Switchboard with --cpu-prof and print its top self-time functions
   --output DIR            where the report is written (default bench/results)
   -h, --help              this help
@@ -86,6 +92,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
       'load-generator': { type: 'string', default: 'auto' },
       provider: { type: 'string', default: 'auto' },
       'no-pin': { type: 'boolean', default: false },
+      'quiet-wait': { type: 'string' },
       profile: { type: 'boolean', default: false },
       output: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -107,6 +114,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
     loadGenerator: choiceOption('--load-generator', values['load-generator'], ['auto', 'wrk', 'autocannon']),
     provider: choiceOption('--provider', values.provider, ['auto', 'openai', 'fake']),
     pin: !values['no-pin'],
+    quietWaitSeconds: numberOption('--quiet-wait', values['quiet-wait'] ?? (quick ? '1' : '3'), 0, 60, false),
     profile: values.profile,
     outputDirectory: values.output,
     quick,

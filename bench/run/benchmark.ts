@@ -10,6 +10,7 @@ import { chatRequestBody } from '../load/chat-request-body.ts';
 import { availableClosedLoopTool, runClosedLoop } from '../load/closed-loop.ts';
 import { clockTicksPerSecond } from '../measure/proc-stats.ts';
 import type { BenchRun } from '../report/bench-report.ts';
+import { GOAL_RATE } from '../report/goals.ts';
 import { machineInfo } from '../report/machine-info.ts';
 import { type CpuProfile, type ProfileSummary, summarizeProfile } from '../report/profile-summary.ts';
 import type { BenchOptions } from './bench-options.ts';
@@ -45,6 +46,7 @@ export async function runBenchmark(
     ticksPerSecond: clockTicksPerSecond(),
     workDirectory,
     serverPids: [],
+    quietWaitMs: options.quietWaitSeconds * 1000,
   };
 
   log(
@@ -62,10 +64,16 @@ export async function runBenchmark(
       await warmUp(target, context);
     }
     const plans = phasePlans(options);
+    const targets = running.targets;
     for (let round = 1; round <= options.rounds; round++) {
       for (const plan of plans) {
-        for (const target of running.targets) {
-          const measurement = await runPhase(target, plan, round, context);
+        for (const target of plan.phase === 'admission' ? admissionTargets(targets) : targets) {
+          const measurement = await runPhase(
+            target,
+            { ...plan, reference: referenceOf(plan, targets) },
+            round,
+            context,
+          );
           measurements.push(measurement);
           log(progressLine(measurement, options.rounds));
         }
@@ -104,7 +112,18 @@ function phasePlans(options: BenchOptions): PhasePlan[] {
   if (options.phases.includes('latency'))
     for (const rate of options.rates) plans.push({ phase: 'latency', rate });
   if (options.phases.includes('stream')) plans.push({ phase: 'stream', rate: options.streamRate });
+  if (options.phases.includes('admission')) plans.push({ phase: 'admission', rate: GOAL_RATE });
   return plans;
+}
+
+/** The admission phase runs once, against the limited key, when both keys are there. */
+function admissionTargets(targets: readonly Target[]): Target[] {
+  const limited = targets.find((target) => target.name === 'switchboard-limited');
+  return limited && targets.some((target) => target.name === 'switchboard') ? [limited] : [];
+}
+
+function referenceOf(plan: PhasePlan, targets: readonly Target[]): Target | undefined {
+  return plan.phase === 'admission' ? targets.find((target) => target.name === 'switchboard') : undefined;
 }
 
 /** Unmeasured load so that JIT compilation, connection pools and caches are warm before round 1. */
@@ -124,8 +143,7 @@ async function warmUp(target: Target, context: PhaseContext): Promise<void> {
   if (!options.phases.includes('stream')) return;
   await runOpenLoopProcess(
     {
-      url: target.url,
-      headers: target.headers,
+      variants: [{ name: target.name, url: target.url, headers: target.headers }],
       body: chatRequestBody(true),
       ratePerSecond: options.streamRate * 2,
       durationMs: seconds * 1000,
@@ -148,7 +166,9 @@ function progressLine(m: PhaseMeasurement, rounds: number): string {
       ? `${Math.round(m.requestsPerSecond ?? 0).toLocaleString('en-US')} req/s`
       : m.phase === 'stream'
         ? `TTFB p50 ${ms(m.firstByte?.p50)}, TTLB p50 ${ms(m.latency?.p50)}`
-        : `p50 ${ms(m.latency?.p50)}, p99 ${ms(m.latency?.p99)}`;
+        : m.phase === 'admission'
+          ? `p50 ${ms(m.latency?.p50)} limited vs ${ms(m.referenceLatency?.p50)} unlimited`
+          : `p50 ${ms(m.latency?.p50)}, p99 ${ms(m.latency?.p99)}`;
   const cpu =
     m.cpuMicrosecondsPerRequest === undefined ? '' : `, ${m.cpuMicrosecondsPerRequest.toFixed(0)} µs CPU/req`;
   const failed = m.errors + m.non2xx + m.dropped;

@@ -5,10 +5,11 @@
 import { fileURLToPath } from 'node:url';
 import { chatRequestBody } from '../load/chat-request-body.ts';
 import { type ClosedLoopTool, runClosedLoop } from '../load/closed-loop.ts';
-import type { OpenLoopOptions, OpenLoopResult } from '../load/open-loop-client.ts';
+import type { OpenLoopOptions, OpenLoopResult, VariantResult } from '../load/open-loop-client.ts';
 import type { Distribution } from '../measure/percentiles.ts';
 import {
   foreignPercent,
+  ourTicks,
   readPeakResidentKilobytes,
   readProcessCpu,
   readSystemCpu,
@@ -17,11 +18,14 @@ import {
 import type { BenchOptions, PhaseName, TargetName } from './bench-options.ts';
 import { runToCompletion } from './child-processes.ts';
 import type { Target } from './start-targets.ts';
+import { waitForQuiet } from './wait-for-quiet.ts';
 
 export interface PhasePlan {
   phase: PhaseName;
   /** Offered rate for open-loop phases. */
   rate?: number;
+  /** Admission phase: the unlimited key, alternated request by request with the target's limited key. */
+  reference?: Target;
 }
 
 export interface PhaseMeasurement {
@@ -39,6 +43,8 @@ export interface PhaseMeasurement {
   latency?: Pick<Distribution, 'p50' | 'p90' | 'p99'>;
   /** µs, send to first body byte (streams). */
   firstByte?: Distribution;
+  /** Admission phase: the unlimited key's latency, measured alternately with the limited key's. */
+  referenceLatency?: Distribution;
   scheduleLagP99?: number;
   /** CPU of the target's process over the phase, divided by every request it served in it. */
   cpuMicrosecondsPerRequest?: number;
@@ -47,6 +53,8 @@ export interface PhaseMeasurement {
   proxyCpuStealPercent?: number;
   /** CPU taken by processes that are not the benchmark's, as a share of the machine. */
   otherLoadPercent?: number;
+  /** How long the phase waited for other processes to quieten down before it started. */
+  quietWaitMs?: number;
   peakResidentKilobytes?: number;
   firstError?: string;
 }
@@ -58,6 +66,8 @@ export interface PhaseContext {
   proxyCpu: number | undefined;
   ticksPerSecond: number;
   workDirectory: string;
+  /** Longest wait for a quiet machine before each phase; 0 starts at once. */
+  quietWaitMs: number;
   /** Every server the benchmark runs (upstream and proxies), to tell our CPU use from other processes'. */
   serverPids: number[];
 }
@@ -70,6 +80,7 @@ export async function runPhase(
   round: number,
   context: PhaseContext,
 ): Promise<PhaseMeasurement> {
+  const quietWaitMs = await waitForQuiet(context.serverPids, context.quietWaitMs);
   const cpuBefore = target.pid === undefined ? undefined : readProcessCpu(target.pid);
   const oursBefore = ourTicks(context.serverPids);
   const systemBefore = readSystemCpu();
@@ -85,7 +96,9 @@ export async function runPhase(
   const measurement: PhaseMeasurement = {
     target: target.name,
     round,
-    ...plan,
+    phase: plan.phase,
+    rate: plan.rate,
+    quietWaitMs,
     ...measured.result,
     stealPercent: steal('cpu'),
     proxyCpuStealPercent: context.proxyCpu === undefined ? undefined : steal(`cpu${context.proxyCpu}`),
@@ -103,15 +116,6 @@ export async function runPhase(
     measurement.peakResidentKilobytes = readPeakResidentKilobytes(target.pid);
   }
   return measurement;
-}
-
-/** Ticks of our servers, of this process, and of its exited children (the load generators). */
-function ourTicks(serverPids: readonly number[]): number | undefined {
-  const self = readProcessCpu(process.pid);
-  if (!self) return undefined;
-  let ticks = self.ticks + self.childTicks;
-  for (const pid of serverPids) ticks += readProcessCpu(pid)?.ticks ?? 0;
-  return ticks;
 }
 
 type Measured = Omit<PhaseMeasurement, 'target' | 'round' | 'phase' | 'rate'>;
@@ -147,13 +151,19 @@ async function drive(
     };
   }
   const stream = plan.phase === 'stream';
+  const paired = plan.phase === 'admission' ? plan.reference : undefined;
+  const variants = [target, ...(paired ? [paired] : [])].map(({ name, url, headers }) => ({
+    name,
+    url,
+    headers,
+  }));
   const result = await runOpenLoopProcess(
     {
-      url: target.url,
-      headers: target.headers,
+      variants,
       body: chatRequestBody(stream),
       ratePerSecond: plan.rate!,
-      durationMs: options.durationSeconds * 1000,
+      // Each of two alternating keys gets as many samples as a single-target phase.
+      durationMs: options.durationSeconds * 1000 * variants.length,
       warmupMs: options.warmupSeconds * 1000,
       stream,
       connections: 64,
@@ -162,18 +172,21 @@ async function drive(
     },
     context.loadCpu,
   );
+  const [main, reference] = result.variants as [VariantResult, VariantResult | undefined];
   return {
     result: {
-      requests: result.ok,
-      non2xx: result.non2xx,
-      errors: result.errors,
+      requests: main.ok,
+      non2xx: main.non2xx + (reference?.non2xx ?? 0),
+      errors: main.errors + (reference?.errors ?? 0),
       dropped: result.dropped,
-      latency: result.latency,
-      firstByte: stream ? result.firstByte : undefined,
+      latency: main.latency,
+      firstByte: stream ? main.firstByte : undefined,
+      referenceLatency: reference?.latency,
       scheduleLagP99: result.scheduleLag?.p99,
-      firstError: result.firstError,
+      firstError: main.firstError ?? reference?.firstError,
     },
-    served: result.total,
+    // Both keys hit the same process: its CPU per request would mix them.
+    served: paired ? 0 : result.total,
   };
 }
 
