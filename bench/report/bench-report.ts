@@ -32,9 +32,12 @@ const OTHER_LOAD_WARNING_PERCENT = 10;
 const LAG_WARNING_MICROSECONDS = 2_000;
 
 export const format = {
-  ms: (micros: number | undefined) => (micros === undefined ? '—' : (micros / 1000).toFixed(2)),
-  added: (micros: number | undefined) =>
-    micros === undefined ? '—' : `${micros < 0 ? '−' : '+'}${(Math.abs(micros) / 1000).toFixed(2)}`,
+  milliseconds: (microseconds: number | undefined) =>
+    microseconds === undefined ? '—' : (microseconds / 1000).toFixed(2),
+  added: (microseconds: number | undefined) =>
+    microseconds === undefined
+      ? '—'
+      : `${microseconds < 0 ? '−' : '+'}${(Math.abs(microseconds) / 1000).toFixed(2)}`,
   count: (value: number | undefined) =>
     value === undefined ? '—' : Math.round(value).toLocaleString('en-US'),
   percent: (fraction: number | undefined) =>
@@ -79,6 +82,9 @@ function headerLines(run: BenchRun): string[] {
     `- Upstream: raw node:http; streams of ${options.chunks} content chunks, ${options.chunkDelayMs} ms apart` +
       (run.provider
         ? `; Switchboard: provider \`${run.provider}\`, one worker, auth on, request logging on`
+        : '') +
+      (options.switchboardNodeFlags.length
+        ? `, Node flags \`${options.switchboardNodeFlags.join(' ')}\``
         : ''),
   ];
 }
@@ -109,12 +115,12 @@ function summaryTable(run: BenchRun): string {
     ...rates.flatMap((rate) => {
       const latency = summary.latencyByRate.get(rate);
       const added = summary.target === 'direct' ? undefined : summary.addedP50ByRate.get(rate);
-      return [format.ms(latency?.p50), format.ms(latency?.p99), format.added(added)];
+      return [format.milliseconds(latency?.p50), format.milliseconds(latency?.p99), format.added(added)];
     }),
-    format.ms(summary.firstByte?.p50),
-    format.ms(summary.firstByte?.p99),
+    format.milliseconds(summary.firstByte?.p50),
+    format.milliseconds(summary.firstByte?.p99),
     format.added(summary.target === 'direct' ? undefined : summary.addedFirstByteP50),
-    format.ms(summary.lastByteP50),
+    format.milliseconds(summary.lastByteP50),
     format.megabytes(summary.peakResidentKilobytes),
     summary.cpuMicrosecondsPerRequest === undefined ? '—' : summary.cpuMicrosecondsPerRequest.toFixed(0),
     format.steal(summary.stealPercentMax),
@@ -124,7 +130,8 @@ function summaryTable(run: BenchRun): string {
   const legend =
     'Latencies in ms (p50/p99 from send to last byte at each offered rate; `+` is added over direct in the same ' +
     `round). TTFB/TTLB: streaming time to first/last body byte at ${run.options.streamRate} req/s. CPU µs/req: the ` +
-    `proxy process's utime+stime over the ${Math.max(...rates)} req/s phase divided by the requests it served. ` +
+    `proxy process's utime+stime over the ${Math.max(...rates)} req/s phase (else the throughput phase) divided by ` +
+    'the requests it served. ' +
     'Steal (the hypervisor) and other % (CPU used by processes outside the benchmark, share of the machine): the ' +
     'worst phase of the target in that round. Failed: errors, non-2xx and dropped requests.';
   return `${markdownTable(headers, rows)}\n\n${legend}`;
@@ -143,7 +150,7 @@ function reportNotes(run: BenchRun): string[] {
   const notes = [...run.notes];
   if (
     run.options.targets.includes('switchboard-limited') &&
-    run.measurements.some((m) => m.target === 'switchboard-limited')
+    run.measurements.some((measurement) => measurement.target === 'switchboard-limited')
   ) {
     notes.push(
       run.limitHeaders.length
@@ -152,70 +159,82 @@ function reportNotes(run: BenchRun): string[] {
             'so the admission-cost line measures only what the stored limit fields cost today.',
     );
   }
-  const stolen = run.measurements.filter((m) => (m.stealPercent ?? 0) > STEAL_WARNING_PERCENT);
+  const stolen = run.measurements.filter(
+    (measurement) => (measurement.stealPercent ?? 0) > STEAL_WARNING_PERCENT,
+  );
   if (stolen.length) {
-    const worst = Math.max(...stolen.map((m) => m.stealPercent!));
+    const worst = Math.max(...stolen.map((measurement) => measurement.stealPercent!));
     notes.push(
       `Steal above ${STEAL_WARNING_PERCENT}% in ${stolen.length} phase(s) (worst ${worst.toFixed(1)}%): the host took CPU ` +
         'from this machine there; compare those rows with care.',
     );
   }
-  const crowded = run.measurements.filter((m) => (m.otherLoadPercent ?? 0) > OTHER_LOAD_WARNING_PERCENT);
+  const crowded = run.measurements.filter(
+    (measurement) => (measurement.otherLoadPercent ?? 0) > OTHER_LOAD_WARNING_PERCENT,
+  );
   if (crowded.length) {
-    const worst = Math.max(...crowded.map((m) => m.otherLoadPercent!));
+    const worst = Math.max(...crowded.map((measurement) => measurement.otherLoadPercent!));
     notes.push(
       `Processes outside the benchmark used more than ${OTHER_LOAD_WARNING_PERCENT}% of the machine in ` +
         `${crowded.length} phase(s) (worst ${worst.toFixed(0)}%): pinning cannot keep them off our CPUs, so ` +
         'those figures (tails most of all) are pessimistic; re-run on a quiet machine.',
     );
   }
-  const waited = run.measurements.filter((m) => (m.quietWaitMs ?? 0) > 0);
+  const waited = run.measurements.filter((measurement) => (measurement.quietWaitMs ?? 0) > 0);
   if (waited.length) {
-    const seconds = waited.reduce((sum, m) => sum + m.quietWaitMs!, 0) / 1000;
+    const seconds = waited.reduce((sum, measurement) => sum + measurement.quietWaitMs!, 0) / 1000;
     notes.push(
       `${waited.length} phase(s) waited for other processes to quieten down before starting (${seconds.toFixed(1)} s ` +
         `in all, at most ${run.options.quietWaitSeconds} s each).`,
     );
   }
-  const lagging = run.measurements.filter((m) => (m.scheduleLagP99 ?? 0) > LAG_WARNING_MICROSECONDS);
+  const lagging = run.measurements.filter(
+    (measurement) => (measurement.scheduleLagP99 ?? 0) > LAG_WARNING_MICROSECONDS,
+  );
   if (lagging.length) {
     notes.push(
       `The open-loop client fell behind its schedule by more than ${LAG_WARNING_MICROSECONDS / 1000} ms at p99 in ` +
         `${lagging.length} phase(s): the offered rate there was burstier than intended.`,
     );
   }
-  for (const m of run.measurements.filter((m) => m.errors + m.non2xx + m.dropped > 0)) {
+  for (const measurement of run.measurements.filter(
+    (measurement) => measurement.errors + measurement.non2xx + measurement.dropped > 0,
+  )) {
     notes.push(
-      `${m.target}, round ${m.round}, ${phaseLabel(m)}: ${m.errors} errors, ${m.non2xx} non-2xx, ${m.dropped} dropped` +
-        (m.firstError ? ` (first: ${m.firstError.slice(0, 160)})` : ''),
+      `${measurement.target}, round ${measurement.round}, ${phaseLabel(measurement)}: ${measurement.errors} errors, ${measurement.non2xx} non-2xx, ${measurement.dropped} dropped` +
+        (measurement.firstError ? ` (first: ${measurement.firstError.slice(0, 160)})` : ''),
     );
   }
   return notes;
 }
 
-function phaseLabel(m: PhaseMeasurement): string {
-  return m.phase === 'throughput' ? 'throughput' : `${m.phase} @${m.rate}`;
+function phaseLabel(measurement: PhaseMeasurement): string {
+  return measurement.phase === 'throughput' ? 'throughput' : `${measurement.phase} @${measurement.rate}`;
 }
 
 function detailTable(measurements: readonly PhaseMeasurement[], options: BenchOptions): string {
-  const rows = measurements.map((m) => [
-    String(m.round),
-    m.phase === 'throughput' ? `throughput c${options.concurrency}` : `${m.phase} @${m.rate}`,
-    m.target,
-    format.count(m.requests),
-    m.requestsPerSecond === undefined ? '—' : format.count(m.requestsPerSecond),
-    format.ms(m.latency?.p50),
-    format.ms(m.latency?.p90),
-    format.ms(m.latency?.p99),
-    format.ms(m.firstByte?.p50),
-    format.ms(m.referenceLatency?.p50),
-    String(m.errors + m.non2xx + m.dropped),
-    m.cpuMicrosecondsPerRequest === undefined ? '—' : m.cpuMicrosecondsPerRequest.toFixed(0),
-    format.megabytes(m.peakResidentKilobytes),
-    format.steal(m.stealPercent),
-    format.steal(m.proxyCpuStealPercent),
-    format.count(m.otherLoadPercent),
-    format.ms(m.scheduleLagP99),
+  const rows = measurements.map((measurement) => [
+    String(measurement.round),
+    measurement.phase === 'throughput'
+      ? `throughput c${options.concurrency}`
+      : `${measurement.phase} @${measurement.rate}`,
+    measurement.target,
+    format.count(measurement.requests),
+    measurement.requestsPerSecond === undefined ? '—' : format.count(measurement.requestsPerSecond),
+    format.milliseconds(measurement.latency?.p50),
+    format.milliseconds(measurement.latency?.p90),
+    format.milliseconds(measurement.latency?.p99),
+    format.milliseconds(measurement.firstByte?.p50),
+    format.milliseconds(measurement.referenceLatency?.p50),
+    String(measurement.errors + measurement.non2xx + measurement.dropped),
+    measurement.cpuMicrosecondsPerRequest === undefined
+      ? '—'
+      : measurement.cpuMicrosecondsPerRequest.toFixed(0),
+    format.megabytes(measurement.peakResidentKilobytes),
+    format.steal(measurement.stealPercent),
+    format.steal(measurement.proxyCpuStealPercent),
+    format.count(measurement.otherLoadPercent),
+    format.milliseconds(measurement.scheduleLagP99),
   ]);
   return (
     `${markdownTable(

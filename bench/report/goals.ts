@@ -27,7 +27,7 @@ interface Goal {
 
 type Lookup = (target: TargetName) => TargetSummary | undefined;
 
-const milliseconds = (micros: number) => `${(micros / 1000).toFixed(2)} ms`;
+const milliseconds = (microseconds: number) => `${(microseconds / 1000).toFixed(2)} ms`;
 
 const GOALS: readonly Goal[] = [
   {
@@ -39,13 +39,13 @@ const GOALS: readonly Goal[] = [
   {
     goal: `Added p50 < 1 ms at ${GOAL_RATE} req/s`,
     value: (find) => find('switchboard')?.addedP50ByRate.get(GOAL_RATE),
-    passes: (micros) => micros < 1000,
+    passes: (microseconds) => microseconds < 1000,
     format: milliseconds,
   },
   {
     goal: 'Added streaming TTFB p50 < 1 ms',
     value: (find) => find('switchboard')?.addedFirstByteP50,
-    passes: (micros) => micros < 1000,
+    passes: (microseconds) => microseconds < 1000,
     format: milliseconds,
   },
   {
@@ -69,7 +69,7 @@ const GOALS: readonly Goal[] = [
       const unlimited = find('switchboard')?.latencyByRate.get(GOAL_RATE);
       return limited && unlimited ? limited.p50 - unlimited.p50 : undefined;
     },
-    passes: (micros) => micros <= 500,
+    passes: (microseconds) => microseconds <= 500,
     format: milliseconds,
   },
 ];

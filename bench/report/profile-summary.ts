@@ -50,7 +50,11 @@ export function summarizeProfile(profile: CpuProfile, limit = 15): ProfileSummar
     [...totals]
       .sort((a, b) => b[1] - a[1])
       .slice(0, limit)
-      .map(([name, micros]) => ({ name, selfMicroseconds: micros, share: busy > 0 ? micros / busy : 0 }));
+      .map(([name, microseconds]) => ({
+        name,
+        selfMicroseconds: microseconds,
+        share: busy > 0 ? microseconds / busy : 0,
+      }));
   return {
     busyMicroseconds: busy,
     idleMicroseconds: idle,

@@ -86,4 +86,17 @@ describe('summarizeTargets', () => {
     expect(switchboard.stealPercentMax).toBe(4);
     expect(find('switchboard', 2).failures).toBe(2);
   });
+
+  it('falls back to the throughput phase for CPU per request when no latency phase ran', () => {
+    const [only] = summarizeTargets([
+      phase({
+        target: 'bare',
+        round: 1,
+        phase: 'throughput',
+        requestsPerSecond: 1,
+        cpuMicrosecondsPerRequest: 45,
+      }),
+    ]);
+    expect(only!.cpuMicrosecondsPerRequest).toBe(45);
+  });
 });

@@ -23,7 +23,10 @@ export interface TargetSummary {
   /** Admission phase (limited key only): p50s of the two keys, sent alternately, µs. */
   admission?: { limitedP50: number; unlimitedP50: number };
   peakResidentKilobytes?: number;
-  /** CPU per request at the highest offered rate (steadier than under saturation). */
+  /**
+   * CPU per request at the highest offered rate (steadier than under saturation), else in the
+   * throughput phase.
+   */
   cpuMicrosecondsPerRequest?: number;
   /** The worst steal of this target's phases in the round. */
   stealPercentMax?: number;
@@ -76,7 +79,10 @@ function summarizeOne(phases: PhaseMeasurement[]): TargetSummary {
         phase.peakResidentKilobytes,
       );
     }
-    if (phase.phase === 'throughput') summary.requestsPerSecond = phase.requestsPerSecond;
+    if (phase.phase === 'throughput') {
+      summary.requestsPerSecond = phase.requestsPerSecond;
+      if (cpuRate < 0) summary.cpuMicrosecondsPerRequest = phase.cpuMicrosecondsPerRequest;
+    }
     if (phase.phase === 'latency' && phase.rate !== undefined && phase.latency) {
       summary.latencyByRate.set(phase.rate, { p50: phase.latency.p50, p99: phase.latency.p99 });
       if (phase.rate > cpuRate && phase.cpuMicrosecondsPerRequest !== undefined) {

@@ -26,6 +26,8 @@ export interface BenchOptions {
   /** Longest wait, before each phase, for processes outside the benchmark to quieten down. */
   quietWaitSeconds: number;
   profile: boolean;
+  /** Extra Node flags for the Switchboard process, for experiments (e.g. --max-semi-space-size=16). */
+  switchboardNodeFlags: string[];
   outputDirectory: string;
   quick: boolean;
 }
@@ -68,6 +70,8 @@ Options:
   --quiet-wait S          before each phase, wait up to S seconds while processes outside the
                           benchmark use more than 10% of the machine (default 3; --quick 1; 0: never)
   --profile               run Switchboard with --cpu-prof and print its top self-time functions
+  --node-flags="F …"      extra Node flags for the Switchboard process, for experiments
+                          (e.g. --node-flags=--max-semi-space-size=16); the report names them
   --output DIR            where the report is written (default bench/results)
   -h, --help              this help
 
@@ -94,6 +98,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
       'no-pin': { type: 'boolean', default: false },
       'quiet-wait': { type: 'string' },
       profile: { type: 'boolean', default: false },
+      'node-flags': { type: 'string', default: '' },
       output: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -116,6 +121,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
     pin: !values['no-pin'],
     quietWaitSeconds: numberOption('--quiet-wait', values['quiet-wait'] ?? (quick ? '1' : '3'), 0, 60, false),
     profile: values.profile,
+    switchboardNodeFlags: values['node-flags'].split(/\s+/).filter(Boolean),
     outputDirectory: values.output,
     quick,
   };

@@ -157,24 +157,27 @@ async function warmUp(target: Target, context: PhaseContext): Promise<void> {
   );
 }
 
-function progressLine(m: PhaseMeasurement, rounds: number): string {
-  const ms = (micros: number | undefined) =>
-    micros === undefined ? '—' : `${(micros / 1000).toFixed(2)} ms`;
-  const phase = m.phase === 'throughput' ? 'throughput' : `${m.phase} @${m.rate}`;
+function progressLine(measurement: PhaseMeasurement, rounds: number): string {
+  const milliseconds = (microseconds: number | undefined) =>
+    microseconds === undefined ? '—' : `${(microseconds / 1000).toFixed(2)} ms`;
+  const phase =
+    measurement.phase === 'throughput' ? 'throughput' : `${measurement.phase} @${measurement.rate}`;
   const figures =
-    m.phase === 'throughput'
-      ? `${Math.round(m.requestsPerSecond ?? 0).toLocaleString('en-US')} req/s`
-      : m.phase === 'stream'
-        ? `TTFB p50 ${ms(m.firstByte?.p50)}, TTLB p50 ${ms(m.latency?.p50)}`
-        : m.phase === 'admission'
-          ? `p50 ${ms(m.latency?.p50)} limited vs ${ms(m.referenceLatency?.p50)} unlimited`
-          : `p50 ${ms(m.latency?.p50)}, p99 ${ms(m.latency?.p99)}`;
+    measurement.phase === 'throughput'
+      ? `${Math.round(measurement.requestsPerSecond ?? 0).toLocaleString('en-US')} req/s`
+      : measurement.phase === 'stream'
+        ? `TTFB p50 ${milliseconds(measurement.firstByte?.p50)}, TTLB p50 ${milliseconds(measurement.latency?.p50)}`
+        : measurement.phase === 'admission'
+          ? `p50 ${milliseconds(measurement.latency?.p50)} limited vs ${milliseconds(measurement.referenceLatency?.p50)} unlimited`
+          : `p50 ${milliseconds(measurement.latency?.p50)}, p99 ${milliseconds(measurement.latency?.p99)}`;
   const cpu =
-    m.cpuMicrosecondsPerRequest === undefined ? '' : `, ${m.cpuMicrosecondsPerRequest.toFixed(0)} µs CPU/req`;
-  const failed = m.errors + m.non2xx + m.dropped;
+    measurement.cpuMicrosecondsPerRequest === undefined
+      ? ''
+      : `, ${measurement.cpuMicrosecondsPerRequest.toFixed(0)} µs CPU/req`;
+  const failed = measurement.errors + measurement.non2xx + measurement.dropped;
   return (
-    `round ${m.round}/${rounds}  ${phase.padEnd(16)} ${m.target.padEnd(20)} ${figures}${cpu}, ` +
-    `steal ${(m.stealPercent ?? 0).toFixed(1)}%, other load ${(m.otherLoadPercent ?? 0).toFixed(0)}%` +
+    `round ${measurement.round}/${rounds}  ${phase.padEnd(16)} ${measurement.target.padEnd(20)} ${figures}${cpu}, ` +
+    `steal ${(measurement.stealPercent ?? 0).toFixed(1)}%, other load ${(measurement.otherLoadPercent ?? 0).toFixed(0)}%` +
     (failed ? `, ${failed} FAILED` : '')
   );
 }

@@ -95,6 +95,7 @@ export async function startTargets(
         chunkDelayMs: options.chunkDelayMs,
         profileDirectory,
         withLimitedKey: wantsLimited,
+        nodeFlags: options.switchboardNodeFlags,
       });
       notes.push(...switchboard.notes);
       const bearer = (key: string) => ({ authorization: `Bearer ${key}` });

@@ -26,6 +26,7 @@ export interface SwitchboardLaunch {
   profileDirectory?: string;
   /** Also create the key with limits on every scope. */
   withLimitedKey: boolean;
+  nodeFlags: string[];
 }
 
 export interface SwitchboardTarget {
@@ -89,9 +90,10 @@ async function start(provider: SwitchboardProvider, launch: SwitchboardLaunch): 
   writeFileSync(configFile, switchboardConfig(provider, launch));
   const port = await freePort();
   const masterKey = `sk-master-bench-${randomBytes(12).toString('hex')}`;
-  const nodeFlags = launch.profileDirectory
-    ? ['--cpu-prof', `--cpu-prof-dir=${launch.profileDirectory}`]
-    : [];
+  const nodeFlags = [
+    ...launch.nodeFlags,
+    ...(launch.profileDirectory ? ['--cpu-prof', `--cpu-prof-dir=${launch.profileDirectory}`] : []),
+  ];
   const child = spawnTracked(
     process.execPath,
     [
