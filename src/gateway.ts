@@ -12,7 +12,8 @@ import { Authenticator } from './identity/authenticator.ts';
 import { IdentityAdmin } from './identity/identity-admin.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
-import { DeploymentUsageCounters } from './limits/deployment-usage.ts';
+import { CallerAdmission } from './limits/caller-admission.ts';
+import { DeploymentCapacity } from './limits/deployment-capacity.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
@@ -37,6 +38,8 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Prefix of every shared-store key and channel (tests isolate themselves with it). */
   storePrefix?: string;
+  /** Rate-limit time for a Redis store (tests); by default the Redis server's own clock. */
+  storeClock?: Clock;
   /** PostgreSQL schema to use (tests isolate themselves with it). */
   databaseSchema?: string;
   /** Apply migrations at start (the cluster primary does it once, before forking). */
@@ -64,7 +67,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
   });
   if (options.migrate ?? true) await migrateToLatest(database.db);
-  const store = await createSharedStore(config, clock, options.storePrefix ?? 'switchboard:', logger);
+  const store = await createSharedStore(
+    config,
+    clock,
+    options.storePrefix ?? general.redis_key_prefix,
+    logger,
+    options.storeClock,
+  );
   const salt =
     general.salt_key ??
     (await new SettingsRepository(database.db).getOrCreate(
@@ -111,14 +120,26 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     clock,
   );
-  const deploymentUsage = new DeploymentUsageCounters(clock);
+  const capacity = new DeploymentCapacity(
+    settings.enable_pre_call_checks ||
+      ['usage-based-routing', 'usage-based-routing-v2', 'RateLimitAwareStrategy'].includes(
+        settings.routing_strategy,
+      ),
+  );
+  const admission = new CallerAdmission({
+    store,
+    fallback: store.kind === 'memory' ? store : new MemorySharedStore(clock),
+    degradedMode: general.redis_degraded_mode,
+    metrics,
+    logger,
+    slotLeaseMs: general.request_timeout_seconds * 1000 + 30_000,
+  });
   const events = new FallbackEventLog();
   const router = new Router({
     registry,
     settings,
     strategy: createStrategy(settings),
     health,
-    capacity: deploymentUsage,
     events,
     metrics,
     clock,
@@ -128,7 +149,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     registry,
     router,
     metrics,
-    usage: deploymentUsage,
+    admission,
+    capacity,
     requestTimeoutMs: general.request_timeout_seconds * 1000,
   });
   const app = await buildApp({
@@ -141,7 +163,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     identityAdmin,
     registry,
     chat,
-    routing: { registry, health, capacity: deploymentUsage, settings, clock, events },
+    routing: {
+      registry,
+      health,
+      settings,
+      clock,
+      events,
+      usageTracked: capacity.enabled,
+      readUsage: async (ids) => {
+        const reads = capacity.readKeys(ids);
+        const response = reads.length
+          ? await store.admit({ checks: [], reads }).catch(() => undefined)
+          : undefined;
+        return capacity.snapshot(ids, response?.reads ?? []);
+      },
+    },
   });
 
   return {
@@ -171,6 +207,7 @@ async function createSharedStore(
   clock: Clock,
   prefix: string,
   logger: Logger,
+  storeClock: Clock | undefined,
 ): Promise<SharedStore> {
   const general = config.general_settings;
   if (!general.redis_url) return new MemorySharedStore(clock);
@@ -178,6 +215,7 @@ async function createSharedStore(
     url: general.redis_url,
     prefix,
     commandTimeoutMs: general.redis_command_timeout_ms,
+    ...(storeClock ? { clock: storeClock } : {}),
   });
   if (!(await store.waitUntilReady(2_000))) {
     logger.warn('Redis is not reachable yet; readiness reports it and the gateway keeps reconnecting');

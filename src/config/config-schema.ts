@@ -113,6 +113,7 @@ export const GeneralSettingsSchema = Type.Object(
     ),
     redis_degraded_mode: Type.Optional(Type.Enum(['fail_open', 'fail_closed'])),
     redis_command_timeout_ms: Type.Optional(PositiveInteger),
+    redis_key_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     spend_ingestion_mode: Type.Optional(Type.Enum(['legacy', 'outbox'])),
     embeddings_batch_enabled: Type.Optional(Type.Boolean()),
     cache_invalidation_worker_enabled: Type.Optional(Type.Boolean()),

@@ -62,6 +62,8 @@ export interface GeneralSettings {
   redis_url: string | undefined;
   redis_degraded_mode: 'fail_open' | 'fail_closed';
   redis_command_timeout_ms: number;
+  /** Prefix of every Redis key and channel, so deployments can share one Redis. */
+  redis_key_prefix: string;
   spend_ingestion_mode: 'legacy' | 'outbox';
   embeddings_batch_enabled: boolean;
   cache_invalidation_worker_enabled: boolean;

@@ -163,6 +163,7 @@ function buildConfig(
       redis_url: general.redis_url,
       redis_degraded_mode: general.redis_degraded_mode ?? 'fail_open',
       redis_command_timeout_ms: general.redis_command_timeout_ms ?? 50,
+      redis_key_prefix: general.redis_key_prefix ?? 'switchboard:',
       spend_ingestion_mode: general.spend_ingestion_mode ?? 'legacy',
       embeddings_batch_enabled: general.embeddings_batch_enabled ?? false,
       cache_invalidation_worker_enabled: general.cache_invalidation_worker_enabled ?? true,

@@ -2,7 +2,7 @@
  * API-key secrets: generated with 256 bits of entropy, shown once, stored only as an HMAC-SHA256 keyed
  * with the gateway's salt (general_settings.salt_key, or a random salt kept in the database).
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'sk-';
 
@@ -19,11 +19,4 @@ export type KeyHasher = (secret: string) => string;
 
 export function createKeyHasher(salt: string): KeyHasher {
   return (secret) => createHmac('sha256', salt).update(secret).digest('base64url');
-}
-
-/** Compares two secrets in constant time (lengths are hidden by hashing first). */
-export function secretsEqual(a: string, b: string): boolean {
-  const left = createHmac('sha256', 'compare').update(a).digest();
-  const right = createHmac('sha256', 'compare').update(b).digest();
-  return timingSafeEqual(left, right);
 }

@@ -4,6 +4,7 @@
  * expire after the configured TTL and are dropped at once when an invalidation names the key or any
  * entity it belongs to, in this process or (through the shared store) in any other.
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Caller, ScopePolicy } from '../canonical/caller.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -14,7 +15,7 @@ import { TeamRepository } from '../store/db/repositories/team-repository.ts';
 import { UserRepository } from '../store/db/repositories/user-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 import type { SharedStore } from '../store/shared/shared-store.ts';
-import { type KeyHasher, secretsEqual } from './api-key-secret.ts';
+import type { KeyHasher } from './api-key-secret.ts';
 import {
   AUTH_INVALIDATION_CHANNEL,
   type InvalidationListener,
@@ -61,6 +62,8 @@ export interface AuthenticatorOptions {
 
 export class Authenticator implements InvalidationListener {
   private readonly options: AuthenticatorOptions;
+  /** The master key's hash, so each request hashes its token once and compares in constant time. */
+  private readonly masterHash: Buffer;
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<Entry>>();
   /** Bumped by every invalidation, so a load that raced with one is not cached. */
@@ -68,6 +71,7 @@ export class Authenticator implements InvalidationListener {
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
+    this.masterHash = Buffer.from(options.hashKey(options.masterKey));
   }
 
   /** Listens for invalidations published by other processes. */
@@ -83,8 +87,8 @@ export class Authenticator implements InvalidationListener {
   async authenticate(authorization: string | undefined): Promise<Caller> {
     const token = bearerToken(authorization);
     if (token === undefined) throw errors.missingApiKey();
-    if (secretsEqual(token, this.options.masterKey)) return masterCaller;
     const hash = this.options.hashKey(token);
+    if (hashesEqual(hash, this.masterHash)) return masterCaller;
     const now = this.options.clock.now();
     let entry = this.entries.get(hash);
     if (entry === undefined || entry.expiresAt <= now) entry = await this.load(hash);
@@ -188,6 +192,11 @@ function matches(caller: Caller, target: InvalidationTarget): boolean {
     case 'organization':
       return caller.organizationId === target.id;
   }
+}
+
+function hashesEqual(hash: string, expected: Buffer): boolean {
+  const candidate = Buffer.from(hash);
+  return candidate.length === expected.length && timingSafeEqual(candidate, expected);
 }
 
 function bearerToken(authorization: string | undefined): string | undefined {

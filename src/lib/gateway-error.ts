@@ -42,3 +42,17 @@ export class GatewayError extends Error {
 export function isGatewayError(value: unknown): value is GatewayError {
   return value instanceof GatewayError;
 }
+
+/** The same error with more response headers (rate-limit and routing headers belong on errors too). */
+export function withHeaders(error: unknown, headers: Readonly<Record<string, string>>): unknown {
+  if (!(error instanceof GatewayError) || Object.keys(headers).length === 0) return error;
+  return new GatewayError({
+    status: error.status,
+    type: error.type,
+    code: error.code,
+    message: error.message,
+    param: error.param,
+    ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}),
+    headers: { ...headers, ...error.headers },
+  });
+}

@@ -9,7 +9,9 @@ import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
 import type { Usage } from '../canonical/usage.ts';
 import { errors } from '../lib/error-catalogue.ts';
-import { GatewayError } from '../lib/gateway-error.ts';
+import { GatewayError, withHeaders } from '../lib/gateway-error.ts';
+import type { AdmissionTicket, CallerAdmission } from '../limits/caller-admission.ts';
+import type { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
 import type { Router, StartedStream } from '../routing/router.ts';
@@ -24,20 +26,23 @@ export interface ChatContext {
   bodyBytes: number;
 }
 
-export type ChatOutcome =
-  | { kind: 'json'; json: string; response: ChatCompletion; deploymentId: string; attempts: number }
-  | { kind: 'stream'; events: AsyncIterable<string>; deploymentId: string; attempts: number };
-
-/** Where token use per deployment is reported (limits/ implements it). */
-export interface TokenUsageSink {
-  tokensUsed(deploymentId: string, tokens: number): void;
+interface OutcomeMeta {
+  deploymentId: string;
+  attempts: number;
+  /** Rate-limit headers of the admission (empty when no limit applies). */
+  headers: Readonly<Record<string, string>>;
 }
+
+export type ChatOutcome =
+  | ({ kind: 'json'; json: string; response: ChatCompletion } & OutcomeMeta)
+  | ({ kind: 'stream'; events: AsyncIterable<string> } & OutcomeMeta);
 
 export interface ChatCompletionsOptions {
   registry: ModelRegistry;
   router: Router;
+  admission: CallerAdmission;
+  capacity: DeploymentCapacity;
   metrics: Metrics;
-  usage: TokenUsageSink;
   /** Overall deadline of one proxied request, across retries. */
   requestTimeoutMs: number;
 }
@@ -50,14 +55,30 @@ export class ChatCompletions {
   }
 
   async run(request: ChatRequest, context: ChatContext): Promise<ChatOutcome> {
-    const { metrics, router } = this.options;
+    const { router, admission, capacity } = this.options;
     const started = performance.now();
     const model = request.model;
     const group = this.resolve(model, context.caller);
+    const tokenEstimate = Math.ceil(context.bodyBytes / 4);
+    const deploymentIds = capacity.enabled ? group.deployments.map((deployment) => deployment.id) : [];
+    let ticket: AdmissionTicket;
+    try {
+      ticket = await admission.admit({
+        caller: context.caller,
+        model,
+        tokenEstimate,
+        requestId: context.requestId,
+        reads: capacity.readKeys(deploymentIds),
+      });
+    } catch (error) {
+      this.finish(model, statusOf(error), started);
+      throw error;
+    }
     const route = {
       signal: AbortSignal.any([context.signal, AbortSignal.timeout(this.options.requestTimeoutMs)]),
       requestId: context.requestId,
-      promptTokenEstimate: Math.ceil(context.bodyBytes / 4),
+      promptTokenEstimate: tokenEstimate,
+      capacity: capacity.snapshot(deploymentIds, ticket.reads),
     };
     try {
       if (request.stream === true) {
@@ -68,17 +89,18 @@ export class ChatCompletions {
           stream_options: { ...request.stream_options, include_usage: true },
         };
         const routed = await router.stream(group, upstreamRequest, route);
-        metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
+        this.options.metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
         return {
           kind: 'stream',
-          events: this.streamEvents(routed.value, includeUsage, model, routed.deployment, started),
+          events: this.streamEvents(routed.value, includeUsage, model, routed.deployment, started, ticket),
           deploymentId: routed.deployment.id,
           attempts: routed.attempts,
+          headers: ticket.headers,
         };
       }
       const routed = await router.complete(group, request, route);
       const { response, json } = routed.value;
-      this.account(model, routed.deployment, response.usage);
+      this.account(model, routed.deployment, response.usage, ticket);
       this.finish(model, 200, started);
       return {
         kind: 'json',
@@ -86,10 +108,12 @@ export class ChatCompletions {
         response,
         deploymentId: routed.deployment.id,
         attempts: routed.attempts,
+        headers: ticket.headers,
       };
     } catch (error) {
-      this.finish(model, error instanceof GatewayError ? error.status : 500, started);
-      throw error;
+      ticket.settle({});
+      this.finish(model, statusOf(error), started);
+      throw withHeaders(error, ticket.headers);
     }
   }
 
@@ -106,10 +130,11 @@ export class ChatCompletions {
     model: string,
     deployment: Deployment,
     startedAt: number,
+    ticket: AdmissionTicket,
   ): AsyncGenerator<string> {
     const { first, rest } = started;
     let usage = first.usage;
-    let completed = false;
+    let ended = false;
     try {
       if (includeUsage || !first.usageOnly) yield encodeChatChunk(first);
       for (;;) {
@@ -120,27 +145,43 @@ export class ChatCompletions {
         if (chunk.usageOnly && !includeUsage) continue;
         yield encodeChatChunk(chunk);
       }
-      completed = true;
+      ended = true;
     } catch (error) {
       // Content was already sent: no retry; one in-band error and no [DONE] marks the answer incomplete.
+      ended = true;
       const failure = upstreamFailure(error, model);
+      ticket.settle({});
       this.finish(model, failure.status, startedAt);
       yield encodeChatStreamError(failure);
       return;
     } finally {
-      if (!completed) await rest.return?.();
+      if (!ended) {
+        // The caller left mid-stream: stop the upstream call and free the slot.
+        ticket.settle({});
+        this.finish(model, 499, startedAt);
+        await rest.return?.();
+      }
     }
-    this.account(model, deployment, usage);
+    this.account(model, deployment, usage, ticket);
     this.finish(model, 200, startedAt);
     yield DONE_EVENT;
   }
 
-  private account(model: string, deployment: Deployment, usage: Usage | undefined): void {
-    if (!usage) return;
-    const { metrics } = this.options;
-    metrics.tokens.inc({ model, direction: 'input' }, usage.prompt_tokens);
-    metrics.tokens.inc({ model, direction: 'output' }, usage.completion_tokens);
-    this.options.usage.tokensUsed(deployment.id, usage.total_tokens);
+  private account(
+    model: string,
+    deployment: Deployment,
+    usage: Usage | undefined,
+    ticket: AdmissionTicket,
+  ): void {
+    const { metrics, capacity } = this.options;
+    if (usage) {
+      metrics.tokens.inc({ model, direction: 'input' }, usage.prompt_tokens);
+      metrics.tokens.inc({ model, direction: 'output' }, usage.completion_tokens);
+    }
+    ticket.settle({
+      totalTokens: usage?.total_tokens,
+      adjustments: capacity.settlement(deployment.id, usage?.total_tokens),
+    });
   }
 
   private finish(model: string, status: number, startedAt: number): void {
@@ -148,4 +189,8 @@ export class ChatCompletions {
     metrics.requests.inc({ model, status });
     metrics.requestDuration.observe({ model }, (performance.now() - startedAt) / 1000);
   }
+}
+
+function statusOf(error: unknown): number {
+  return error instanceof GatewayError ? error.status : 500;
 }

@@ -13,16 +13,22 @@ import { utilization } from './strategies/rate-limit-aware.ts';
 export interface ReportSources {
   registry: ModelRegistry;
   health: DeploymentHealth;
-  capacity: CapacitySignal;
   settings: Readonly<RouterSettings>;
   clock: Clock;
+  /** Whether per-deployment minute usage is counted (pre-call checks or a usage-aware strategy). */
+  usageTracked: boolean;
+  /** Current minute usage of these deployments, from the shared store. */
+  readUsage(deploymentIds: readonly string[]): Promise<CapacitySignal>;
 }
 
-export function deploymentReport(sources: ReportSources, model?: string) {
+export async function deploymentReport(sources: ReportSources, model?: string) {
   const { registry, settings } = sources;
   const groups =
     model === undefined ? registry.groups() : registry.groups().filter((group) => group.name === model);
-  const modelGroups = groups.map((group) => groupReport(group, sources));
+  const capacity = await sources.readUsage(
+    groups.flatMap((group) => group.deployments.map((deployment) => deployment.id)),
+  );
+  const modelGroups = groups.map((group) => groupReport(group, sources, capacity));
   const deployments = modelGroups.flatMap((group) => group.deployments);
   return {
     counts: {
@@ -37,6 +43,7 @@ export function deploymentReport(sources: ReportSources, model?: string) {
       allowed_fails: settings.allowed_fails,
       cooldown_time: settings.cooldown_time,
       enable_pre_call_checks: settings.enable_pre_call_checks,
+      usage_tracked: sources.usageTracked,
       fallbacks: settings.fallbacks,
       context_window_fallbacks: settings.context_window_fallbacks,
     },
@@ -44,8 +51,8 @@ export function deploymentReport(sources: ReportSources, model?: string) {
   };
 }
 
-function groupReport(group: ModelGroup, sources: ReportSources) {
-  const { health, capacity, clock } = sources;
+function groupReport(group: ModelGroup, sources: ReportSources, capacity: CapacitySignal) {
+  const { health, clock } = sources;
   const deployments = group.deployments.map((deployment) => {
     const state = health.state(deployment.id);
     const cooling = health.isCoolingDown(deployment.id);

@@ -5,7 +5,7 @@ import { seededRandom } from '../../test/support/seeded-random.ts';
 import { testDeployment, testGroup } from '../../test/support/test-deployments.ts';
 import type { RouterSettings } from '../config/config.ts';
 import { GatewayError } from '../lib/gateway-error.ts';
-import { DeploymentUsageCounters } from '../limits/deployment-usage.ts';
+import { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import { createMetrics } from '../observability/metrics.ts';
 import { classifyStatus } from '../providers/upstream-error.ts';
 import { DeploymentHealth } from './deployment-health.ts';
@@ -48,7 +48,6 @@ function harness(groups: ModelGroup[], settings: Partial<RouterSettings> = {}) {
     settings: merged,
     strategy: simpleShuffle,
     health,
-    capacity: new DeploymentUsageCounters(clock),
     events,
     metrics,
     clock,
@@ -57,7 +56,13 @@ function harness(groups: ModelGroup[], settings: Partial<RouterSettings> = {}) {
       waits.push(milliseconds);
     },
   });
-  const context = { signal: new AbortController().signal, requestId: 'r1', promptTokenEstimate: 10 };
+  const capacity = new DeploymentCapacity(true).snapshot([], []);
+  const context = {
+    signal: new AbortController().signal,
+    requestId: 'r1',
+    promptTokenEstimate: 10,
+    capacity,
+  };
   return { router, clock, health, events, metrics, waits, context };
 }
 
@@ -262,12 +267,10 @@ describe('the router', () => {
   it('stops retrying once the caller has gone', async () => {
     const adapter = new ScriptedAdapter([], { kind: 'status', status: 500 });
     const only = group('group', { a: adapter });
-    const { router } = harness([only]);
+    const { router, context } = harness([only]);
     const controller = new AbortController();
     controller.abort();
-    await rejection(
-      router.complete(only, request, { signal: controller.signal, requestId: 'r', promptTokenEstimate: 1 }),
-    );
+    await rejection(router.complete(only, request, { ...context, signal: controller.signal }));
     expect(adapter.calls).toHaveLength(1);
   });
 });

@@ -10,8 +10,6 @@ import type { StreamChunk } from '../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { RouterSettings } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
-import { ErrorType } from '../lib/error-catalogue.ts';
-import { GatewayError } from '../lib/gateway-error.ts';
 import type { Random } from '../lib/random.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
@@ -20,7 +18,9 @@ import type { CapacitySignal } from './capacity-signal.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
 import type { FallbackEventLog } from './fallback-events.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from './model-registry.ts';
+import { contextTooLong, failed, noCapacity, noHealthyDeployment } from './routing-errors.ts';
 import type { RoutingStrategy } from './routing-strategy.ts';
+import { utilization } from './strategies/rate-limit-aware.ts';
 import { trackStream } from './tracked-stream.ts';
 import { upstreamFailure } from './upstream-failure.ts';
 
@@ -29,6 +29,8 @@ export interface RouteContext {
   requestId: string;
   /** Pessimistic prompt size (serialized body length / 4), for context-window checks. */
   promptTokenEstimate: number;
+  /** Deployment capacity use for this request (pre-call checks, usage-aware strategies). */
+  capacity: CapacitySignal;
 }
 
 export interface Routed<T> {
@@ -49,7 +51,6 @@ export interface RouterOptions {
   settings: Readonly<RouterSettings>;
   strategy: RoutingStrategy;
   health: DeploymentHealth;
-  capacity: CapacitySignal;
   events: FallbackEventLog;
   metrics: Metrics;
   clock: Clock;
@@ -153,7 +154,8 @@ export class Router {
     streaming: boolean,
     run: (deployment: Deployment, attempt: AttemptContext) => Promise<T>,
   ): Promise<Routed<T>> {
-    const { settings, health, capacity, metrics } = this.options;
+    const { settings, health, metrics } = this.options;
+    const { capacity } = context;
     const groups = this.plan(requested, context);
     const attemptsPerGroup = settings.num_retries + 1;
     const attemptContext: AttemptContext = { signal: context.signal, requestId: context.requestId };
@@ -161,14 +163,16 @@ export class Router {
     let lastError: UpstreamError | undefined;
     let previous: Deployment | undefined;
     let shortestCooldownMs = Number.POSITIVE_INFINITY;
+    let atCapacity = false;
 
     for (let groupIndex = 0; groupIndex < groups.length; groupIndex++) {
       const group = groups[groupIndex]!;
       const tried = new Set<string>();
       for (let inGroup = 0; inGroup < attemptsPerGroup; inGroup++) {
-        const choice = this.choose(group, tried, streaming, context.promptTokenEstimate);
+        const choice = this.choose(group, tried, streaming, context);
         if (!choice.deployment) {
           shortestCooldownMs = Math.min(shortestCooldownMs, choice.cooldownMs);
+          atCapacity ||= choice.atCapacity;
           break;
         }
         const deployment = choice.deployment;
@@ -199,9 +203,9 @@ export class Router {
             metrics.deploymentCooldowns.inc({ deployment: deployment.id });
           lastError = upstream;
           previous = deployment;
-          if (upstream.kind === 'aborted' || context.signal.aborted)
-            throw upstreamFailure(upstream, requested.name);
-          if (!upstream.retryable) throw upstreamFailure(upstream, requested.name);
+          if (upstream.kind === 'aborted' || context.signal.aborted || !upstream.retryable) {
+            throw failed(upstreamFailure(upstream, requested.name), attempts, deployment);
+          }
         }
       }
     }
@@ -215,31 +219,42 @@ export class Router {
         `${reasonOf(lastError)}_exhausted`,
         attempts,
       );
-      throw upstreamFailure(lastError, requested.name);
+      throw failed(upstreamFailure(lastError, requested.name), attempts, previous);
     }
-    throw noHealthyDeployment(requested.name, shortestCooldownMs);
+    throw atCapacity ? noCapacity(requested.name) : noHealthyDeployment(requested.name, shortestCooldownMs);
   }
 
   private choose(
     group: ModelGroup,
     tried: ReadonlySet<string>,
     streaming: boolean,
-    promptTokenEstimate: number,
-  ): { deployment?: Deployment; cooldownMs: number } {
-    const { health, strategy, capacity, random } = this.options;
+    context: RouteContext,
+  ): { deployment?: Deployment; cooldownMs: number; atCapacity: boolean } {
+    const { health, strategy, random, settings } = this.options;
+    const { capacity } = context;
     let cooldownMs = Number.POSITIVE_INFINITY;
+    let atCapacity = false;
     const healthy: Deployment[] = [];
     for (const deployment of group.deployments) {
-      if (deployment.maxInputTokens !== undefined && deployment.maxInputTokens < promptTokenEstimate)
+      if (deployment.maxInputTokens !== undefined && deployment.maxInputTokens < context.promptTokenEstimate)
         continue;
       const remaining = health.cooldownRemainingMs(deployment.id);
-      if (remaining > 0) cooldownMs = Math.min(cooldownMs, remaining);
-      else healthy.push(deployment);
+      if (remaining > 0) {
+        cooldownMs = Math.min(cooldownMs, remaining);
+      } else if (settings.enable_pre_call_checks && utilization(deployment, capacity) >= 1) {
+        atCapacity = true;
+      } else {
+        healthy.push(deployment);
+      }
     }
-    if (healthy.length === 0) return { cooldownMs };
+    if (healthy.length === 0) return { cooldownMs, atCapacity };
     const untried = healthy.filter((deployment) => !tried.has(deployment.id));
     const candidates = untried.length > 0 ? untried : healthy;
-    return { deployment: strategy.pick(candidates, { health, capacity, random, streaming }), cooldownMs };
+    return {
+      deployment: strategy.pick(candidates, { health, capacity, random, streaming }),
+      cooldownMs,
+      atCapacity,
+    };
   }
 
   /** Waits `retry_after`, or the upstream's Retry-After when the retry goes to the same deployment. */
@@ -314,25 +329,4 @@ function outcomeOf(error: UpstreamError): string {
 
 function reasonOf(error: UpstreamError): string {
   return error.kind === 'status' ? `status_${error.status}` : error.kind;
-}
-
-function contextTooLong(model: string, estimate: number): GatewayError {
-  return new GatewayError({
-    status: 400,
-    type: ErrorType.invalidRequest,
-    code: 'context_length_exceeded',
-    param: 'messages',
-    message: `The request (about ${estimate} tokens) is longer than model '${model}' accepts, and no context_window_fallbacks model fits it. Shorten the messages.`,
-  });
-}
-
-function noHealthyDeployment(model: string, cooldownMs: number): GatewayError {
-  const retryAfter = Number.isFinite(cooldownMs) ? Math.max(1, Math.ceil(cooldownMs / 1000)) : 1;
-  return new GatewayError({
-    status: 503,
-    type: ErrorType.unavailable,
-    code: 'no_healthy_deployment',
-    message: `Every deployment of model '${model}' is cooling down after failures. Retry after ${retryAfter} s.`,
-    retryAfter,
-  });
 }

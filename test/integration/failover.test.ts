@@ -114,6 +114,8 @@ router_settings:
     expect(response.status).toBe(400);
     const body = (await response.json()) as any;
     expect(body.error.code).toBe('upstream_rejected_request');
+    expect(response.headers.get('x-switchboard-attempts')).toBe('1');
+    expect(response.headers.get('x-switchboard-deployment')).toBe('pair400-bad');
     expect(JSON.stringify(body)).not.toContain('sk-upstream-leak');
     expect(bad.requests.length + good.requests.length).toBe(1);
   });

@@ -50,7 +50,9 @@ export function postgresBackend(): Backend {
     redisUrl: TEST_REDIS_URL,
     schema,
     prefix,
-    generalSettingsYaml: `  database_url: ${JSON.stringify(TEST_DATABASE_URL)}\n  redis_url: ${JSON.stringify(TEST_REDIS_URL)}\n`,
+    // A loaded test machine can answer Redis slower than the 50 ms default; a timeout would move a
+    // test onto per-process counters (fail_open). Detection of a dropped connection stays immediate.
+    generalSettingsYaml: `  database_url: ${JSON.stringify(TEST_DATABASE_URL)}\n  redis_url: ${JSON.stringify(TEST_REDIS_URL)}\n  redis_command_timeout_ms: 1000\n`,
     async cleanup() {
       await dropSchema(schema);
     },

@@ -51,7 +51,7 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     storePrefix: options.backend.prefix,
     ...(options.backend.schema ? { databaseSchema: options.backend.schema } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.clock ? { clock: options.clock, storeClock: options.clock } : {}),
     collectProcessMetrics: false,
   });
   const baseUrl = await gateway.app.listen({ port: 0, host: '127.0.0.1' });

@@ -18,7 +18,8 @@ export function isReachable(url: string): Promise<boolean> {
     const defaultPort = url.startsWith('redis') ? 6379 : 5432;
     result = new Promise((resolve) => {
       const socket = createConnection({ host: hostname, port: Number(port || defaultPort) });
-      socket.setTimeout(1_000);
+      // Generous: under load a short timer can fire before the connect event is read.
+      socket.setTimeout(5_000);
       socket.once('connect', () => {
         socket.destroy();
         resolve(true);

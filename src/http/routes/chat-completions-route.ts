@@ -44,6 +44,7 @@ export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencie
         requestId: request.id,
       });
       const headers = {
+        ...outcome.headers,
         'x-request-id': request.id,
         'x-switchboard-deployment': outcome.deploymentId,
         'x-switchboard-attempts': String(outcome.attempts),

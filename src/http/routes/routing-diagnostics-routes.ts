@@ -21,7 +21,7 @@ export function registerRoutingDiagnosticsRoutes(app: App, deps: Pick<AppDepende
     async (request) => {
       const { model } = request.query;
       if (model !== undefined && !deps.routing.registry.group(model)) throw errors.modelNotFound(model);
-      return deploymentReport(deps.routing, model) as never;
+      return (await deploymentReport(deps.routing, model)) as never;
     },
   );
 

@@ -1,5 +1,7 @@
 /** SharedStore in process memory: the embedded default, and the per-process fallback of fail_open. */
 import type { Clock } from '../../lib/clock.ts';
+import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
 import type { SharedStore } from './shared-store.ts';
 
 interface Entry {
@@ -13,9 +15,19 @@ export class MemorySharedStore implements SharedStore {
   private readonly entries = new Map<string, Entry>();
   private readonly channels = new Map<string, Set<(message: string) => void>>();
   private sweepAt = 0;
+  readonly rateLimiter: MemoryRateLimiter;
 
   constructor(clock: Clock) {
     this.clock = clock;
+    this.rateLimiter = new MemoryRateLimiter(clock);
+  }
+
+  async admit(request: AdmissionRequest): Promise<AdmissionResponse> {
+    return this.rateLimiter.admit(request);
+  }
+
+  async settle(request: SettlementRequest): Promise<void> {
+    this.rateLimiter.settle(request);
   }
 
   async time(): Promise<number> {

@@ -4,7 +4,19 @@
  * to read pending replies, so a busy loop does not turn answered commands into false timeouts.
  */
 import { Redis } from 'ioredis';
+import type { Clock } from '../../lib/clock.ts';
+import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
+import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './redis-rate-limit-scripts.ts';
 import { type SharedStore, SharedStoreUnavailableError } from './shared-store.ts';
+
+/** The scripts ioredis defines as commands (sent as EVALSHA, loaded on first use). */
+interface ScriptCommands {
+  switchboardAdmit(
+    numberOfKeys: number,
+    ...keysAndArguments: Array<string | number>
+  ): Promise<Array<string | number>>;
+  switchboardSettle(numberOfKeys: number, ...keysAndArguments: Array<string | number>): Promise<number>;
+}
 
 // INCRBY, and start the expiry when the key has none (works on every Redis version, unlike PEXPIRE NX).
 const INCREMENT_SCRIPT = `
@@ -17,6 +29,8 @@ export interface RedisSharedStoreOptions {
   /** Prepended to every key and channel, so deployments (and tests) can share one Redis. */
   prefix: string;
   commandTimeoutMs: number;
+  /** Time for rate-limit windows; by default the Redis server's clock (TIME). Tests inject one. */
+  clock?: Clock;
 }
 
 export class RedisSharedStore implements SharedStore {
@@ -26,6 +40,7 @@ export class RedisSharedStore implements SharedStore {
   private subscriber: Redis | undefined;
   private readonly url: string;
   private readonly commandTimeoutMs: number;
+  private readonly clock: Clock | undefined;
   private readonly handlers = new Map<
     string,
     { onMessage: (message: string) => void; onResync: () => void }
@@ -35,7 +50,59 @@ export class RedisSharedStore implements SharedStore {
     this.url = options.url;
     this.prefix = options.prefix;
     this.commandTimeoutMs = options.commandTimeoutMs;
+    this.clock = options.clock;
     this.client = createClient(options.url);
+    this.client.defineCommand('switchboardAdmit', { lua: ADMIT_SCRIPT });
+    this.client.defineCommand('switchboardSettle', { lua: SETTLE_SCRIPT });
+  }
+
+  async admit(request: AdmissionRequest): Promise<AdmissionResponse> {
+    const { checks, slot } = request;
+    const reads = request.reads ?? [];
+    const keys = [
+      ...checks.map((check) => this.prefix + check.key),
+      ...(slot ? [this.prefix + slot.key] : []),
+      ...reads.map((key) => this.prefix + key),
+    ];
+    const args: Array<string | number> = [this.clock ? this.clock.now() : '', checks.length];
+    for (const check of checks) args.push(check.window, check.limit, check.amount);
+    args.push(slot ? slot.limit : '', slot?.member ?? '', slot?.leaseMs ?? 0, reads.length);
+    const scripts = this.client as unknown as ScriptCommands;
+    const reply = (await this.run(() => scripts.switchboardAdmit(keys.length, ...keys, ...args))).map(Number);
+    const now = reply[1]!;
+    if (reply[0] === 1) {
+      const count = checks.length;
+      return {
+        admitted: true,
+        now,
+        counts: reply.slice(2, 2 + count),
+        resets: reply.slice(2 + count, 2 + count * 2),
+        reads: reply.slice(2 + count * 2),
+      };
+    }
+    return {
+      admitted: false,
+      now,
+      failed: reply[2]! - 1,
+      count: reply[3]!,
+      reset: reply[4]!,
+      reads: reply.slice(5),
+    };
+  }
+
+  async settle(request: SettlementRequest): Promise<void> {
+    const { adjustments, release } = request;
+    if (adjustments.length === 0 && !release) return;
+    const keys = [
+      ...adjustments.map((adjustment) => this.prefix + adjustment.key),
+      ...(release ? [this.prefix + release.key] : []),
+    ];
+    const args: Array<string | number> = [this.clock ? this.clock.now() : '', adjustments.length];
+    for (const adjustment of adjustments)
+      args.push(adjustment.window, adjustment.delta, adjustment.createMinute ? '1' : '0');
+    args.push(release?.member ?? '');
+    const scripts = this.client as unknown as ScriptCommands;
+    await this.run(() => scripts.switchboardSettle(keys.length, ...keys, ...args));
   }
 
   isAvailable(): boolean {

@@ -1,3 +1,5 @@
+import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
+
 /**
  * The store shared by every gateway process: counters, short-lived values and pub/sub for cache
  * invalidation. Redis in production; an in-memory implementation for the embedded default and for
@@ -25,6 +27,10 @@ export interface SharedStore {
    * (after the subscription is re-established), so caches can drop everything they hold.
    */
   subscribe(channel: string, onMessage: (message: string) => void, onResync: () => void): Promise<void>;
+  /** Atomically validates every counter and the slot, and increments them only when all pass. */
+  admit(request: AdmissionRequest): Promise<AdmissionResponse>;
+  /** Corrects counters (never below zero) and releases a slot, in one round trip. */
+  settle(request: SettlementRequest): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,215 @@
+/**
+ * Identity admission: one atomic round trip to the shared store checks every configured scope and
+ * window (and max_parallel_requests) before the provider is called; a rejected request changes no
+ * counter. The answer is rate-limit headers and a ticket whose settlement corrects token counters with
+ * the real usage and releases the in-flight slot, in one more round trip, off the response path.
+ * While Redis is unreachable, `fail_open` uses this process's counters and `fail_closed` answers 503.
+ */
+import type { Caller, ScopeKind } from '../canonical/caller.ts';
+import { ErrorType } from '../lib/error-catalogue.ts';
+import { GatewayError } from '../lib/gateway-error.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import {
+  type AdmissionResponse,
+  type CounterAdjustment,
+  windowKey,
+} from '../store/shared/rate-limit-counters.ts';
+import { type SharedStore, SharedStoreUnavailableError } from '../store/shared/shared-store.ts';
+import { type PlannedCheck, planChecks } from './limit-checks.ts';
+import { rateLimitHeaders } from './rate-limit-headers.ts';
+
+export interface AdmissionInput {
+  caller: Caller;
+  model: string;
+  tokenEstimate: number;
+  requestId: string;
+  /** Minute usage counters to read in the same round trip (deployment capacity). */
+  reads: readonly string[];
+}
+
+export interface AdmissionTicket {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly reads: readonly number[];
+  /** Reports the real token use, adds `adjustments`, and releases the slot; never throws. */
+  settle(outcome: { totalTokens?: number | undefined; adjustments?: readonly CounterAdjustment[] }): void;
+}
+
+export interface CallerAdmissionOptions {
+  store: SharedStore;
+  /** Per-process counters for fail_open while the shared store is down. */
+  fallback: SharedStore;
+  degradedMode: 'fail_open' | 'fail_closed';
+  metrics: Metrics;
+  logger: Logger;
+  /** Longest a max_parallel_requests slot is held if its process dies (the request deadline). */
+  slotLeaseMs: number;
+}
+
+const scopeNames: Record<ScopeKind, string> = {
+  org: 'organization',
+  team: 'team',
+  user: 'user',
+  key: 'API key',
+};
+const dimensionNames: Record<string, string> = {
+  rpm: 'requests per minute',
+  tpm: 'tokens per minute',
+  rph: 'requests per hour',
+  rpd: 'requests per day',
+  tpd: 'tokens per day',
+  model_rpm: 'requests per minute for this model',
+  model_tpm: 'tokens per minute for this model',
+};
+
+export class CallerAdmission {
+  private readonly options: CallerAdmissionOptions;
+
+  constructor(options: CallerAdmissionOptions) {
+    this.options = options;
+  }
+
+  async admit(input: AdmissionInput): Promise<AdmissionTicket> {
+    const { caller } = input;
+    const planned = caller.kind === 'master' ? [] : planChecks(caller, input.model, input.tokenEstimate);
+    const slotLimit = caller.kind === 'master' ? null : caller.maxParallelRequests;
+    if (planned.length === 0 && slotLimit === null && input.reads.length === 0) return emptyTicket;
+    const slot =
+      slotLimit !== null && caller.keyId !== null
+        ? {
+            key: `rl:key:${caller.keyId}:parallel`,
+            limit: slotLimit,
+            member: input.requestId,
+            leaseMs: this.options.slotLeaseMs,
+          }
+        : undefined;
+    const request = {
+      checks: planned.map((item) => item.check),
+      reads: input.reads,
+      ...(slot ? { slot } : {}),
+    };
+    const { response, store } = await this.send((target) => target.admit(request));
+    if (!response.admitted) throw this.rejection(planned, response, slot?.limit);
+    this.countDecisions(planned, 'allowed');
+    const headers = rateLimitHeaders(
+      planned.map((item, index) => ({
+        planned: item,
+        count: response.counts[index]!,
+        reset: response.resets[index]!,
+      })),
+    );
+    return {
+      headers,
+      reads: response.reads,
+      settle: (outcome) => this.settle(store, planned, response.now, input.tokenEstimate, slot, outcome),
+    };
+  }
+
+  /** Sends to the shared store, or, while it is unreachable, to the fallback (fail_open) or nowhere. */
+  private async send<T>(
+    operation: (store: SharedStore) => Promise<T>,
+  ): Promise<{ response: T; store: SharedStore }> {
+    const { store, fallback, metrics, degradedMode } = this.options;
+    if (store.isAvailable()) {
+      try {
+        const response = await operation(store);
+        metrics.rateLimitDegraded.set(0);
+        return { response, store };
+      } catch (error) {
+        if (!(error instanceof SharedStoreUnavailableError)) throw error;
+      }
+    }
+    metrics.rateLimitStoreErrors.inc();
+    if (degradedMode === 'fail_closed') throw storeUnavailable();
+    metrics.rateLimitDegraded.set(1);
+    return { response: await operation(fallback), store: fallback };
+  }
+
+  private settle(
+    store: SharedStore,
+    planned: readonly PlannedCheck[],
+    admittedAt: number,
+    estimate: number,
+    slot: { key: string; member: string } | undefined,
+    outcome: { totalTokens?: number | undefined; adjustments?: readonly CounterAdjustment[] },
+  ): void {
+    const adjustments: CounterAdjustment[] = [...(outcome.adjustments ?? [])];
+    if (outcome.totalTokens !== undefined && outcome.totalTokens !== estimate) {
+      for (const item of planned) {
+        if (item.counts !== 'tokens') continue;
+        adjustments.push({
+          key: windowKey(item.check, admittedAt),
+          window: item.check.window,
+          delta: outcome.totalTokens - estimate,
+        });
+      }
+    }
+    if (adjustments.length === 0 && !slot) return;
+    store
+      .settle({ adjustments, ...(slot ? { release: { key: slot.key, member: slot.member } } : {}) })
+      .catch((error: unknown) => {
+        this.options.metrics.rateLimitStoreErrors.inc();
+        this.options.logger.warn(
+          { err: error },
+          'rate-limit settlement failed; counters keep the estimate until their window ends',
+        );
+      });
+  }
+
+  private rejection(
+    planned: readonly PlannedCheck[],
+    response: Extract<AdmissionResponse, { admitted: false }>,
+    slotLimit: number | undefined,
+  ): GatewayError {
+    const retryAfter = Math.max(1, Math.ceil((response.reset - response.now) / 1000));
+    const failed = planned[response.failed];
+    if (!failed) {
+      this.options.metrics.rateLimitDecisions.inc({
+        scope: 'key',
+        dimension: 'parallel',
+        outcome: 'rejected',
+      });
+      return new GatewayError({
+        status: 429,
+        type: ErrorType.rateLimit,
+        code: 'key_max_parallel_requests_exceeded',
+        param: 'key_max_parallel_requests',
+        message: `The API key already has ${response.count} of ${slotLimit} allowed requests in flight (key_max_parallel_requests). Wait for one to finish.`,
+        retryAfter: 1,
+      });
+    }
+    this.options.metrics.rateLimitDecisions.inc({
+      scope: failed.scope,
+      dimension: failed.dimension,
+      outcome: 'rejected',
+    });
+    const headers = rateLimitHeaders([{ planned: failed, count: response.count, reset: response.reset }]);
+    return new GatewayError({
+      status: 429,
+      type: ErrorType.rateLimit,
+      code: `${failed.name}_exceeded`,
+      param: failed.name,
+      message: `Rate limit reached for the ${scopeNames[failed.scope]}: ${failed.check.limit} ${dimensionNames[failed.dimension]} (${failed.name}). Retry after ${retryAfter} s.`,
+      retryAfter,
+      headers,
+    });
+  }
+
+  private countDecisions(planned: readonly PlannedCheck[], outcome: 'allowed'): void {
+    for (const item of planned)
+      this.options.metrics.rateLimitDecisions.inc({ scope: item.scope, dimension: item.dimension, outcome });
+  }
+}
+
+const emptyTicket: AdmissionTicket = Object.freeze({ headers: {}, reads: [], settle: () => {} });
+
+function storeUnavailable(): GatewayError {
+  return new GatewayError({
+    status: 503,
+    type: ErrorType.unavailable,
+    code: 'shared_store_unavailable',
+    message:
+      'Rate limits cannot be checked because the shared store is unreachable (redis_degraded_mode: fail_closed). Retry shortly.',
+    retryAfter: 1,
+  });
+}

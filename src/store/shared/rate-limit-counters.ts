@@ -1,0 +1,87 @@
+/**
+ * The shapes of atomic rate-limit admission and settlement, shared by the Redis (Lua) and in-memory
+ * implementations. Windows: a minute counter lives 60 seconds from its first increment (it carries its
+ * own expiry, judged by the store's clock); hour and day counters end at the top of the clock hour and
+ * at midnight UTC (their keys carry the window start).
+ */
+export type CounterWindow = 'minute' | 'hour' | 'day';
+
+export interface CounterCheck {
+  /** Counter key without its window suffix. */
+  key: string;
+  window: CounterWindow;
+  limit: number;
+  /** How much this request adds (1 for request counts, the token estimate for token counts). */
+  amount: number;
+}
+
+/** A bounded set of in-flight leases (max_parallel_requests); expired leases free themselves. */
+export interface SlotCheck {
+  key: string;
+  limit: number;
+  member: string;
+  leaseMs: number;
+}
+
+export interface AdmissionRequest {
+  checks: readonly CounterCheck[];
+  slot?: SlotCheck;
+  /** Minute counters to read in the same round trip (deployment usage for routing). */
+  reads?: readonly string[];
+}
+
+export type AdmissionResponse =
+  | {
+      admitted: true;
+      /** The store's clock, epoch ms. */
+      now: number;
+      /** Each check's counter after this request. */
+      counts: number[];
+      /** Each check's window reset, epoch ms. */
+      resets: number[];
+      reads: number[];
+    }
+  | {
+      admitted: false;
+      now: number;
+      /** Index of the check that failed; `checks.length` means the slot check. */
+      failed: number;
+      count: number;
+      reset: number;
+      reads: number[];
+    };
+
+export interface CounterAdjustment {
+  /** Full counter key (window suffix included: see `windowKey`). */
+  key: string;
+  window: CounterWindow;
+  delta: number;
+  /** Create a minute counter when it does not exist (otherwise only live counters change). */
+  createMinute?: boolean;
+}
+
+export interface SettlementRequest {
+  adjustments: readonly CounterAdjustment[];
+  release?: { key: string; member: string };
+}
+
+export const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** Start of the fixed window (hour, day) containing `now`; minute windows have no fixed start. */
+export function windowStart(window: CounterWindow, now: number): number {
+  if (window === 'hour') return now - (now % HOUR_MS);
+  if (window === 'day') return now - (now % DAY_MS);
+  return 0;
+}
+
+/** The key a check's counter has at time `now`. */
+export function windowKey(check: Pick<CounterCheck, 'key' | 'window'>, now: number): string {
+  return check.window === 'minute' ? check.key : `${check.key}:${windowStart(check.window, now)}`;
+}
+
+/** When a fixed window ends (hour, day). */
+export function windowEnd(window: 'hour' | 'day', now: number): number {
+  return windowStart(window, now) + (window === 'hour' ? HOUR_MS : DAY_MS);
+}

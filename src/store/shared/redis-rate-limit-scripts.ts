@@ -1,0 +1,125 @@
+/**
+ * Lua scripts for atomic rate limiting on Redis. Admission validates every counter and the slot first
+ * and increments only when all pass, so a rejected request changes nothing and no scope keeps a
+ * partial charge. Time is the Redis server's (TIME) unless the caller supplies one (tests).
+ *
+ * Minute counters are hashes {n = count, e = expiry ms} judged against that time (Redis expiry only
+ * cleans up); hour and day counters are plain integers whose keys carry the window start.
+ *
+ * ADMIT  KEYS: counter keys…, [slot key], read keys…
+ *        ARGV: now|'', checkCount, (window, limit, amount)…, slotLimit|'', slotMember, slotLeaseMs, readCount
+ *        →  {1, now, count…, reset…, read…}  or  {0, now, failedIndex(1-based), count, reset, read…}
+ * SETTLE KEYS: adjusted keys…, [slot key]
+ *        ARGV: now|'', adjustmentCount, (window, delta, createMinute)…, slotMember|''
+ */
+const CLOCK = `
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local function minuteCounter(key)
+  local fields = redis.call('HMGET', key, 'n', 'e')
+  local expires = tonumber(fields[2])
+  if expires == nil or expires <= now then return 0, nil end
+  return tonumber(fields[1]) or 0, expires
+end
+local function saveMinute(key, count, expires)
+  redis.call('HSET', key, 'n', count, 'e', expires)
+  redis.call('PEXPIRE', key, math.max(1, expires - now) + 1000)
+end`;
+
+export const ADMIT_SCRIPT = `${CLOCK}
+local checkCount = tonumber(ARGV[2])
+local slotAt = 3 + checkCount * 3
+local slotLimit = ARGV[slotAt]
+local hasSlot = slotLimit ~= ''
+local readCount = tonumber(ARGV[slotAt + 3])
+local readFrom = checkCount + (hasSlot and 1 or 0)
+
+local reads = {}
+for i = 1, readCount do
+  local count = minuteCounter(KEYS[readFrom + i])
+  reads[i] = count
+end
+
+local function rejected(index, count, reset)
+  local result = {0, now, index, count, reset}
+  for r = 1, readCount do result[5 + r] = reads[r] end
+  return result
+end
+
+local keys, windows, counts, resets = {}, {}, {}, {}
+for i = 1, checkCount do
+  local at = 3 + (i - 1) * 3
+  local window, limit, amount = ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+  local key, current, reset
+  if window == 'minute' then
+    key = KEYS[i]
+    local expires
+    current, expires = minuteCounter(key)
+    reset = expires or (now + 60000)
+  else
+    local size = window == 'hour' and 3600000 or 86400000
+    local start = now - (now % size)
+    key = KEYS[i] .. ':' .. start
+    current = tonumber(redis.call('GET', key) or '0')
+    reset = start + size
+  end
+  if current + amount > limit then return rejected(i, current, reset) end
+  keys[i], windows[i], counts[i], resets[i] = key, window, current + amount, reset
+end
+
+if hasSlot then
+  local slotKey = KEYS[checkCount + 1]
+  redis.call('ZREMRANGEBYSCORE', slotKey, '-inf', now)
+  local inFlight = redis.call('ZCARD', slotKey)
+  if inFlight >= tonumber(slotLimit) then
+    local first = redis.call('ZRANGE', slotKey, 0, 0, 'WITHSCORES')
+    return rejected(checkCount + 1, inFlight, tonumber(first[2] or now))
+  end
+end
+
+for i = 1, checkCount do
+  if windows[i] == 'minute' then
+    saveMinute(keys[i], counts[i], resets[i])
+  else
+    redis.call('INCRBY', keys[i], ARGV[3 + (i - 1) * 3 + 2])
+    if redis.call('PTTL', keys[i]) < 0 then redis.call('PEXPIRE', keys[i], resets[i] - now) end
+  end
+end
+if hasSlot then
+  local slotKey = KEYS[checkCount + 1]
+  local lease = tonumber(ARGV[slotAt + 2])
+  redis.call('ZADD', slotKey, now + lease, ARGV[slotAt + 1])
+  redis.call('PEXPIRE', slotKey, lease)
+end
+
+local result = {1, now}
+for i = 1, checkCount do result[2 + i] = counts[i] end
+for i = 1, checkCount do result[2 + checkCount + i] = resets[i] end
+for r = 1, readCount do result[2 + checkCount * 2 + r] = reads[r] end
+return result`;
+
+export const SETTLE_SCRIPT = `${CLOCK}
+local count = tonumber(ARGV[2])
+for i = 1, count do
+  local at = 3 + (i - 1) * 3
+  local window, delta, create = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2]
+  local key = KEYS[i]
+  if window == 'minute' then
+    local current, expires = minuteCounter(key)
+    if expires ~= nil then
+      saveMinute(key, math.max(0, current + delta), expires)
+    elseif create == '1' and delta > 0 then
+      saveMinute(key, delta, now + 60000)
+    end
+  elseif redis.call('EXISTS', key) == 1 then
+    if redis.call('INCRBY', key, delta) < 0 then redis.call('SET', key, 0, 'KEEPTTL') end
+  end
+end
+local member = ARGV[3 + count * 3]
+if member ~= '' then redis.call('ZREM', KEYS[count + 1], member) end
+return 1`;
