@@ -29,7 +29,7 @@ export interface BenchRun {
 
 const STEAL_WARNING_PERCENT = 5;
 const OTHER_LOAD_WARNING_PERCENT = 10;
-const LAG_WARNING_MICROSECONDS = 2_000;
+const LAG_WARNING_MICROSECONDS = 5_000;
 
 export const format = {
   milliseconds: (microseconds: number | undefined) =>
