@@ -23,6 +23,7 @@ import {
   runPhase,
 } from './run-phase.ts';
 import { type CpuPlan, type RunningTargets, startTargets, type Target } from './start-targets.ts';
+import { runThroughputSlices } from './throughput-slices.ts';
 
 export async function runBenchmark(
   options: BenchOptions,
@@ -67,6 +68,13 @@ export async function runBenchmark(
     const targets = running.targets;
     for (let round = 1; round <= options.rounds; round++) {
       for (const plan of plans) {
+        if (plan.phase === 'throughput') {
+          for (const measurement of await runThroughputSlices(targets, plan, round, context)) {
+            measurements.push(measurement);
+            log(progressLine(measurement, options.rounds));
+          }
+          continue;
+        }
         for (const target of plan.phase === 'admission' ? admissionTargets(targets) : targets) {
           const measurement = await runPhase(
             target,

@@ -26,6 +26,10 @@ export interface PhasePlan {
   rate?: number;
   /** Admission phase: the unlimited key, alternated request by request with the target's limited key. */
   reference?: Target;
+  /** Overrides the measured seconds (throughput slices). */
+  durationSeconds?: number;
+  /** Overrides the longest wait for a quiet machine. */
+  quietWaitMs?: number;
 }
 
 export interface PhaseMeasurement {
@@ -48,6 +52,10 @@ export interface PhaseMeasurement {
   scheduleLagP99?: number;
   /** CPU of the target's process over the phase, divided by every request it served in it. */
   cpuMicrosecondsPerRequest?: number;
+  /** Every request the target handled in the phase, warm-up included (CPU per request divides by it). */
+  servedRequests?: number;
+  /** Closed loop: the seconds the load generator ran. */
+  seconds?: number;
   stealPercent?: number;
   /** Steal on the proxy's CPU alone, when pinned. */
   proxyCpuStealPercent?: number;
@@ -80,7 +88,7 @@ export async function runPhase(
   round: number,
   context: PhaseContext,
 ): Promise<PhaseMeasurement> {
-  const quietWaitMs = await waitForQuiet(context.serverPids, context.quietWaitMs);
+  const quietWaitMs = await waitForQuiet(context.serverPids, plan.quietWaitMs ?? context.quietWaitMs);
   const cpuBefore = target.pid === undefined ? undefined : readProcessCpu(target.pid);
   const oursBefore = ourTicks(context.serverPids);
   const systemBefore = readSystemCpu();
@@ -100,6 +108,7 @@ export async function runPhase(
     rate: plan.rate,
     quietWaitMs,
     ...measured.result,
+    servedRequests: measured.served,
     stealPercent: steal('cpu'),
     proxyCpuStealPercent: context.proxyCpu === undefined ? undefined : steal(`cpu${context.proxyCpu}`),
   };
@@ -134,7 +143,7 @@ async function drive(
       headers: target.headers,
       body: chatRequestBody(false),
       connections: options.concurrency,
-      durationSeconds: options.durationSeconds,
+      durationSeconds: plan.durationSeconds ?? options.durationSeconds,
       cpu: context.loadCpu,
       workDirectory: context.workDirectory,
     });
@@ -145,6 +154,7 @@ async function drive(
         errors: result.errors,
         dropped: 0,
         requestsPerSecond: result.requestsPerSecond,
+        seconds: result.seconds,
         latency: result.latency,
       },
       served: result.requests,
