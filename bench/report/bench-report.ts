@@ -23,6 +23,8 @@ export interface BenchRun {
   limitHeaders: string[];
   notes: string[];
   measurements: PhaseMeasurement[];
+  /** Switchboard's rate-limit store errors at the end of the run. */
+  storeErrors?: number;
   wallSeconds: number;
   profile?: ProfileSummary;
 }
@@ -81,7 +83,8 @@ function headerLines(run: BenchRun): string[] {
       `${options.rounds} round${options.rounds > 1 ? 's' : ''} interleaved; ratios and added latency within a round`,
     `- Upstream: raw node:http; streams of ${options.chunks} content chunks, ${options.chunkDelayMs} ms apart` +
       (run.provider
-        ? `; Switchboard: provider \`${run.provider}\`, one worker, auth on, request logging on`
+        ? `; Switchboard: provider \`${run.provider}\`, one worker, auth on, request logging on, ` +
+          (options.redis ? 'Redis shared store (private redis-server on CPU 0)' : 'embedded in-process store')
         : '') +
       (options.switchboardNodeFlags.length
         ? `, Node flags \`${options.switchboardNodeFlags.join(' ')}\``
@@ -157,6 +160,12 @@ function reportNotes(run: BenchRun): string[] {
         ? `Identity limits are enforced: the limited key's answers carry ${run.limitHeaders.map((name) => `\`${name}\``).join(', ')}.`
         : "The limited key's answers carry no `x-ratelimit-*` headers: this build does not enforce identity limits yet, " +
             'so the admission-cost line measures only what the stored limit fields cost today.',
+    );
+  }
+  if (run.storeErrors) {
+    notes.push(
+      `Switchboard counted ${run.storeErrors} rate-limit store error(s) (\`gateway_ratelimit_store_errors_total\`): ` +
+        'some admissions fell back to local counters, which are cheaper than a Redis round trip.',
     );
   }
   const stolen = run.measurements.filter(

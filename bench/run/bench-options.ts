@@ -26,6 +26,8 @@ export interface BenchOptions {
   /** Longest wait, before each phase, for processes outside the benchmark to quieten down. */
   quietWaitSeconds: number;
   profile: boolean;
+  /** Run Switchboard on a private redis-server instead of its in-process counters. */
+  redis: boolean;
   /** Extra Node flags for the Switchboard process, for experiments (e.g. --max-semi-space-size=16). */
   switchboardNodeFlags: string[];
   outputDirectory: string;
@@ -69,6 +71,8 @@ Options:
   --no-pin                do not pin processes with taskset
   --quiet-wait S          before each phase, wait up to S seconds while processes outside the
                           benchmark use more than 10% of the machine (default 3; --quick 1; 0: never)
+  --redis                 give Switchboard a private redis-server (pinned beside the upstream) as its
+                          shared store, as in production, instead of in-process counters
   --profile               run Switchboard with --cpu-prof and print its top self-time functions
   --node-flags="F …"      extra Node flags for the Switchboard process, for experiments
                           (e.g. --node-flags=--max-semi-space-size=16); the report names them
@@ -98,6 +102,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
       'no-pin': { type: 'boolean', default: false },
       'quiet-wait': { type: 'string' },
       profile: { type: 'boolean', default: false },
+      redis: { type: 'boolean', default: false },
       'node-flags': { type: 'string', default: '' },
       output: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -121,6 +126,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
     pin: !values['no-pin'],
     quietWaitSeconds: numberOption('--quiet-wait', values['quiet-wait'] ?? (quick ? '1' : '3'), 0, 60, false),
     profile: values.profile,
+    redis: values.redis,
     switchboardNodeFlags: values['node-flags'].split(/\s+/).filter(Boolean),
     outputDirectory: values.output,
     quick,

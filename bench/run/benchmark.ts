@@ -55,6 +55,7 @@ export async function runBenchmark(
   );
   let running: RunningTargets | undefined;
   let failed = true;
+  let storeErrors: number | undefined;
   const measurements: PhaseMeasurement[] = [];
   try {
     running = await startTargets(options, cpus, workDirectory, profileDirectory);
@@ -87,6 +88,7 @@ export async function runBenchmark(
         }
       }
     }
+    storeErrors = await running.storeErrors();
     failed = false;
   } finally {
     await running?.stop();
@@ -109,6 +111,7 @@ export async function runBenchmark(
     limitHeaders: running?.limitHeaders ?? [],
     notes: running?.notes ?? [],
     measurements,
+    storeErrors,
     wallSeconds: (Date.now() - started.getTime()) / 1000,
     profile,
   };

@@ -4,6 +4,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { chatRequestBody } from '../load/chat-request-body.ts';
+import { sumMetric } from '../measure/prometheus-text.ts';
+import { type PrivateRedis, startPrivateRedis } from '../servers/private-redis.ts';
 import {
   type SwitchboardProvider,
   type SwitchboardTarget,
@@ -37,6 +39,8 @@ export interface RunningTargets {
   limitHeaders: string[];
   notes: string[];
   switchboardLogFile: string | undefined;
+  /** Switchboard's rate-limit store errors so far (Redis commands that failed or timed out). */
+  storeErrors(): Promise<number | undefined>;
   stop(): Promise<void>;
 }
 
@@ -51,8 +55,10 @@ export async function startTargets(
 ): Promise<RunningTargets> {
   const servers: StartedServer[] = [];
   let switchboard: SwitchboardTarget | undefined;
+  let redis: PrivateRedis | undefined;
   const stop = async () => {
     await Promise.all([switchboard?.stop(), ...servers.map((server) => stopProcess(server.child))]);
+    await redis?.stop();
   };
   try {
     const upstream = await startServer({
@@ -86,6 +92,7 @@ export async function startTargets(
     }
     const wantsLimited = options.targets.includes('switchboard-limited');
     if (options.targets.includes('switchboard') || wantsLimited) {
+      if (options.redis) redis = await startPrivateRedis(cpus.load);
       switchboard = await startSwitchboard({
         provider: options.provider,
         upstreamPort: upstream.port,
@@ -96,6 +103,7 @@ export async function startTargets(
         profileDirectory,
         withLimitedKey: wantsLimited,
         nodeFlags: options.switchboardNodeFlags,
+        redisUrl: redis?.url,
       });
       notes.push(...switchboard.notes);
       const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -124,16 +132,30 @@ export async function startTargets(
     }
     return {
       targets,
-      serverPids: [...servers.map((server) => server.pid), ...(switchboard ? [switchboard.pid] : [])],
+      serverPids: [
+        ...servers.map((server) => server.pid),
+        ...(switchboard ? [switchboard.pid] : []),
+        ...(redis ? [redis.pid] : []),
+      ],
       provider: switchboard?.provider,
       limitHeaders,
       notes,
       switchboardLogFile: switchboard?.logFile,
+      storeErrors: () => (switchboard ? readStoreErrors(switchboard.port) : Promise.resolve(undefined)),
       stop,
     };
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+async function readStoreErrors(port: number): Promise<number | undefined> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) });
+    return sumMetric(await response.text(), 'gateway_ratelimit_store_errors_total');
+  } catch {
+    return undefined;
   }
 }
 

@@ -5,12 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BENCH_MODEL } from '../load/chat-request-body.ts';
 import { spawnTracked, stopProcess } from '../run/child-processes.ts';
 import { ANSWER_TEXT } from './chat-payloads.ts';
+import { freePort } from './free-port.ts';
 import { issueBenchKeys } from './switchboard-keys.ts';
 
 export type SwitchboardProvider = 'openai' | 'fake';
@@ -27,6 +27,8 @@ export interface SwitchboardLaunch {
   /** Also create the key with limits on every scope. */
   withLimitedKey: boolean;
   nodeFlags: string[];
+  /** Shared store for counters and cache invalidation; without it, the embedded in-process one. */
+  redisUrl?: string;
 }
 
 export interface SwitchboardTarget {
@@ -65,6 +67,7 @@ export function switchboardConfig(provider: SwitchboardProvider, launch: Switchb
     ...params,
     '    model_info:',
     '      id: bench-deployment',
+    ...(launch.redisUrl ? ['general_settings:', `  redis_url: ${launch.redisUrl}`] : []),
     '',
   ].join('\n');
 }
@@ -137,15 +140,4 @@ function logTail(file: string): string {
   } catch {
     return '(no log)';
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
