@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from './config/config.ts';
-import { buildApp } from './http/app.ts';
+import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
 import { createKeyHasher } from './identity/api-key-secret.ts';
 import { AuthInvalidationPublisher } from './identity/auth-invalidation.ts';
@@ -14,11 +14,13 @@ import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
 import { CallerAdmission } from './limits/caller-admission.ts';
 import { DeploymentCapacity } from './limits/deployment-capacity.ts';
+import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { ChatCompletions } from './proxy/chat-completions.ts';
+import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
 import { DeploymentHealth } from './routing/deployment-health.ts';
 import { FallbackEventLog } from './routing/fallback-events.ts';
 import { buildModelRegistry } from './routing/model-registry.ts';
@@ -111,6 +113,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     required: requiredChecks(config),
     clock,
   });
+  const mcp = createMcpServices({
+    db: database.db,
+    store,
+    clock,
+    metrics,
+    logger,
+    secretSalt: salt,
+    version: VERSION,
+    refreshIntervalSeconds: general.mcp_catalog_refresh_interval_seconds,
+    degradedMode: general.redis_degraded_mode,
+    servers: config.mcp_servers,
+  });
+  await mcp.start();
   const settings = config.router_settings;
   const health = new DeploymentHealth(
     {
@@ -152,6 +167,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     admission,
     capacity,
     requestTimeoutMs: general.request_timeout_seconds * 1000,
+    mcpTools: new McpToolLoop({
+      executor: mcp.executor,
+      maxIterations: general.mcp_tool_loop_max_iterations,
+    }),
   });
   const app = await buildApp({
     config,
@@ -178,6 +197,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         return capacity.snapshot(ids, response?.reads ?? []);
       },
     },
+    mcp,
   });
 
   return {
@@ -196,6 +216,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(idleSweep);
       clearTimeout(deadline);
       await registry.close();
+      await mcp.close();
       await store.close();
       await database.close();
     },

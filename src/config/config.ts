@@ -76,6 +76,8 @@ export interface GeneralSettings {
   request_logging: boolean;
   mcp_tool_loop_max_iterations: number;
   mcp_catalog_refresh_interval_seconds: number;
+  /** Host names /mcp answers to (Host and Origin checks against DNS rebinding); `*` allows any. */
+  mcp_allowed_hosts: readonly string[];
 }
 
 export interface McpServerConfig {

@@ -176,6 +176,7 @@ function buildConfig(
       request_logging: general.request_logging ?? true,
       mcp_tool_loop_max_iterations: general.mcp_tool_loop_max_iterations ?? 10,
       mcp_catalog_refresh_interval_seconds: general.mcp_catalog_refresh_interval_seconds ?? 300,
+      mcp_allowed_hosts: general.mcp_allowed_hosts ?? ['localhost', '127.0.0.1', '[::1]'],
     },
     mcp_servers: buildMcpServers(file.mcp_servers ?? [], issues),
   };

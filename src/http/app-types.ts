@@ -12,6 +12,7 @@ import type { Config } from '../config/config.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
 import type { IdentityAdmin } from '../identity/identity-admin.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { McpServices } from '../mcp/mcp-services.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Readiness } from '../observability/readiness.ts';
@@ -39,4 +40,5 @@ export interface AppDependencies {
   registry: ModelRegistry;
   chat: ChatCompletions;
   routing: ReportSources & { events: FallbackEventLog };
+  mcp: McpServices;
 }

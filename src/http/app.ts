@@ -14,6 +14,9 @@ import { requestMetricsPlugin } from './plugins/request-metrics.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
+import { registerMcpAccessRoutes } from './routes/mcp-access-routes.ts';
+import { registerMcpGatewayRoute } from './routes/mcp-gateway-route.ts';
+import { registerMcpServerRoutes } from './routes/mcp-server-routes.ts';
 import { registerMetricsRoute } from './routes/metrics-route.ts';
 import { registerModelRoutes } from './routes/model-routes.ts';
 import { registerRoutingDiagnosticsRoutes } from './routes/routing-diagnostics-routes.ts';
@@ -54,6 +57,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
   registerChatCompletionsRoute(app, deps);
+  registerMcpGatewayRoute(app, deps);
+  registerMcpServerRoutes(app, deps);
+  registerMcpAccessRoutes(app, deps);
   return app;
 }
 

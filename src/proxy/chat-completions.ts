@@ -1,22 +1,25 @@
 /**
- * The chat-completions use case: resolve the model for the caller, route the request, and hand back
- * either the answer or the encoded stream. Stream content is forwarded as it arrives; the terminal
- * `[DONE]` is written only after the stream finished cleanly. Records request, latency and token
- * metrics, and each deployment's token use for capacity-aware routing.
+ * The chat-completions use case: resolve the model for the caller, admit the request (rate limits),
+ * route it, and hand back either the answer or the encoded stream. Stream content is forwarded as it
+ * arrives; the terminal `[DONE]` is written only after the stream finished cleanly. A request with MCP
+ * tools is admitted once and runs all its model turns inside that admission. Records request, latency
+ * and token metrics.
  */
 import { type Caller, mayUseModel } from '../canonical/caller.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
 import type { Usage } from '../canonical/usage.ts';
-import { errors } from '../lib/error-catalogue.ts';
+import { ErrorType, errors } from '../lib/error-catalogue.ts';
 import { GatewayError, withHeaders } from '../lib/gateway-error.ts';
-import type { AdmissionTicket, CallerAdmission } from '../limits/caller-admission.ts';
+import type { CallerAdmission } from '../limits/caller-admission.ts';
 import type { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
 import type { Router, StartedStream } from '../routing/router.ts';
 import { upstreamFailure } from '../routing/upstream-failure.ts';
 import { DONE_EVENT, encodeChatChunk, encodeChatStreamError } from '../wire/chat/encode-chat-stream.ts';
+import type { McpToolLoop } from './mcp-tool-loop.ts';
+import { RequestCharge } from './request-charge.ts';
 
 export interface ChatContext {
   caller: Caller;
@@ -24,6 +27,8 @@ export interface ChatContext {
   requestId: string;
   /** Size of the serialized request body, for the pessimistic token estimate (bytes / 4). */
   bodyBytes: number;
+  /** The caller's request headers (MCP servers receive the ones their allowlist names). */
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 interface OutcomeMeta {
@@ -43,8 +48,10 @@ export interface ChatCompletionsOptions {
   admission: CallerAdmission;
   capacity: DeploymentCapacity;
   metrics: Metrics;
-  /** Overall deadline of one proxied request, across retries. */
+  /** Deadline of one proxied call until its answer (or, for a stream, its first chunk), across retries. */
   requestTimeoutMs: number;
+  /** Runs requests whose tools include MCP servers (non-streaming only). */
+  mcpTools?: McpToolLoop;
 }
 
 export class ChatCompletions {
@@ -55,65 +62,20 @@ export class ChatCompletions {
   }
 
   async run(request: ChatRequest, context: ChatContext): Promise<ChatOutcome> {
-    const { router, admission, capacity } = this.options;
     const started = performance.now();
-    const model = request.model;
-    const group = this.resolve(model, context.caller);
-    const tokenEstimate = Math.ceil(context.bodyBytes / 4);
-    const deploymentIds = capacity.enabled ? group.deployments.map((deployment) => deployment.id) : [];
-    let ticket: AdmissionTicket;
+    const group = this.resolve(request.model, context.caller);
+    const { mcpTools } = this.options;
+    const charge = await this.admit(request, group, context, started);
+    if (!mcpTools?.handles(request)) return this.call(request, group, context, charge, started, true);
     try {
-      ticket = await admission.admit({
-        caller: context.caller,
-        model,
-        tokenEstimate,
-        requestId: context.requestId,
-        reads: capacity.readKeys(deploymentIds),
-      });
+      const outcome = await mcpTools.run(request, context, (turn, turnContext) =>
+        this.call(turn, group, turnContext, charge, performance.now(), false),
+      );
+      return { ...outcome, headers: charge.ticket.headers };
     } catch (error) {
-      this.finish(model, statusOf(error), started);
-      throw error;
-    }
-    const route = {
-      signal: AbortSignal.any([context.signal, AbortSignal.timeout(this.options.requestTimeoutMs)]),
-      requestId: context.requestId,
-      promptTokenEstimate: tokenEstimate,
-      capacity: capacity.snapshot(deploymentIds, ticket.reads),
-    };
-    try {
-      if (request.stream === true) {
-        const includeUsage = request.stream_options?.include_usage === true;
-        // Usage is always requested upstream so the gateway can account; the caller sees it only if asked.
-        const upstreamRequest: ChatRequest = {
-          ...request,
-          stream_options: { ...request.stream_options, include_usage: true },
-        };
-        const routed = await router.stream(group, upstreamRequest, route);
-        this.options.metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
-        return {
-          kind: 'stream',
-          events: this.streamEvents(routed.value, includeUsage, model, routed.deployment, started, ticket),
-          deploymentId: routed.deployment.id,
-          attempts: routed.attempts,
-          headers: ticket.headers,
-        };
-      }
-      const routed = await router.complete(group, request, route);
-      const { response, json } = routed.value;
-      this.account(model, routed.deployment, response.usage, ticket);
-      this.finish(model, 200, started);
-      return {
-        kind: 'json',
-        json: json ?? JSON.stringify(response),
-        response,
-        deploymentId: routed.deployment.id,
-        attempts: routed.attempts,
-        headers: ticket.headers,
-      };
-    } catch (error) {
-      ticket.settle({});
-      this.finish(model, statusOf(error), started);
-      throw withHeaders(error, ticket.headers);
+      throw withHeaders(error, charge.ticket.headers);
+    } finally {
+      charge.settle();
     }
   }
 
@@ -124,13 +86,102 @@ export class ChatCompletions {
     return group;
   }
 
+  private async admit(
+    request: ChatRequest,
+    group: ModelGroup,
+    context: ChatContext,
+    started: number,
+  ): Promise<RequestCharge> {
+    const { admission, capacity } = this.options;
+    const deploymentIds = capacity.enabled ? group.deployments.map((deployment) => deployment.id) : [];
+    try {
+      const ticket = await admission.admit({
+        caller: context.caller,
+        model: request.model,
+        tokenEstimate: Math.ceil(context.bodyBytes / 4),
+        requestId: context.requestId,
+        reads: capacity.readKeys(deploymentIds),
+      });
+      return new RequestCharge(ticket, capacity, deploymentIds);
+    } catch (error) {
+      this.finish(request.model, statusOf(error), started);
+      throw error;
+    }
+  }
+
+  /** One provider call (with its retries and fallbacks) for an admitted request. */
+  private async call(
+    request: ChatRequest,
+    group: ModelGroup,
+    context: ChatContext,
+    charge: RequestCharge,
+    started: number,
+    ownsCharge: boolean,
+  ): Promise<ChatOutcome> {
+    const { router, metrics } = this.options;
+    const model = request.model;
+    // The deadline covers routing and retries up to the answer, or up to a stream's first chunk; after
+    // that, stream_timeout bounds each silence and the stream may run as long as it keeps sending.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.options.requestTimeoutMs);
+    const route = {
+      signal: AbortSignal.any([context.signal, deadline.signal]),
+      requestId: context.requestId,
+      promptTokenEstimate: Math.ceil(context.bodyBytes / 4),
+      capacity: charge.capacity,
+    };
+    try {
+      if (request.stream === true) {
+        const includeUsage = request.stream_options?.include_usage === true;
+        // Usage is always requested upstream so the gateway can account; the caller sees it only if asked.
+        const upstreamRequest: ChatRequest = {
+          ...request,
+          stream_options: { ...request.stream_options, include_usage: true },
+        };
+        const routed = await router.stream(group, upstreamRequest, route);
+        clearTimeout(timer);
+        metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
+        return {
+          kind: 'stream',
+          events: this.streamEvents(routed.value, includeUsage, model, routed.deployment, started, charge),
+          deploymentId: routed.deployment.id,
+          attempts: routed.attempts,
+          headers: charge.ticket.headers,
+        };
+      }
+      const routed = await router.complete(group, request, route);
+      const { response, json } = routed.value;
+      this.answered(model, routed.deployment, response.usage, charge);
+      if (ownsCharge) charge.settle();
+      this.finish(model, 200, started);
+      return {
+        kind: 'json',
+        json: json ?? JSON.stringify(response),
+        response,
+        deploymentId: routed.deployment.id,
+        attempts: routed.attempts,
+        headers: charge.ticket.headers,
+      };
+    } catch (error) {
+      if (ownsCharge) charge.settle();
+      const failure =
+        deadline.signal.aborted && !context.signal.aborted
+          ? deadlineExceeded(model, this.options.requestTimeoutMs)
+          : error;
+      this.finish(model, statusOf(failure), started);
+      throw withHeaders(failure, charge.ticket.headers);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async *streamEvents(
     started: StartedStream,
     includeUsage: boolean,
     model: string,
     deployment: Deployment,
     startedAt: number,
-    ticket: AdmissionTicket,
+    charge: RequestCharge,
   ): AsyncGenerator<string> {
     const { first, rest } = started;
     let usage = first.usage;
@@ -150,38 +201,35 @@ export class ChatCompletions {
       // Content was already sent: no retry; one in-band error and no [DONE] marks the answer incomplete.
       ended = true;
       const failure = upstreamFailure(error, model);
-      ticket.settle({});
+      charge.settle();
       this.finish(model, failure.status, startedAt);
       yield encodeChatStreamError(failure);
       return;
     } finally {
       if (!ended) {
         // The caller left mid-stream: stop the upstream call and free the slot.
-        ticket.settle({});
+        charge.settle();
         this.finish(model, 499, startedAt);
         await rest.return?.();
       }
     }
-    this.account(model, deployment, usage, ticket);
+    this.answered(model, deployment, usage, charge);
+    charge.settle();
     this.finish(model, 200, startedAt);
     yield DONE_EVENT;
   }
 
-  private account(
+  private answered(
     model: string,
     deployment: Deployment,
     usage: Usage | undefined,
-    ticket: AdmissionTicket,
+    charge: RequestCharge,
   ): void {
-    const { metrics, capacity } = this.options;
     if (usage) {
-      metrics.tokens.inc({ model, direction: 'input' }, usage.prompt_tokens);
-      metrics.tokens.inc({ model, direction: 'output' }, usage.completion_tokens);
+      this.options.metrics.tokens.inc({ model, direction: 'input' }, usage.prompt_tokens);
+      this.options.metrics.tokens.inc({ model, direction: 'output' }, usage.completion_tokens);
     }
-    ticket.settle({
-      totalTokens: usage?.total_tokens,
-      adjustments: capacity.settlement(deployment.id, usage?.total_tokens),
-    });
+    charge.answered(deployment.id, usage);
   }
 
   private finish(model: string, status: number, startedAt: number): void {
@@ -193,4 +241,13 @@ export class ChatCompletions {
 
 function statusOf(error: unknown): number {
   return error instanceof GatewayError ? error.status : 500;
+}
+
+function deadlineExceeded(model: string, timeoutMs: number): GatewayError {
+  return new GatewayError({
+    status: 504,
+    type: ErrorType.timeout,
+    code: 'request_timeout',
+    message: `Model '${model}' did not answer within the request deadline (${Math.round(timeoutMs / 1000)} s, general_settings.request_timeout_seconds).`,
+  });
 }

@@ -33,6 +33,7 @@ export const openApiPlugin = fp(
         tags: [
           { name: 'proxy', description: 'OpenAI-compatible model endpoints (API key).' },
           { name: 'admin', description: 'Administration (master key).' },
+          { name: 'mcp', description: 'The MCP tool gateway: JSON-RPC 2.0 over Streamable HTTP (API key).' },
           {
             name: 'health',
             description: 'Probes, diagnostics and metrics (no authentication; keep internal).',

@@ -40,6 +40,7 @@ export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencie
       const outcome = await deps.chat.run(chatRequest, {
         bodyBytes,
         caller: request.caller,
+        headers: request.headers,
         signal,
         requestId: request.id,
       });

@@ -18,6 +18,7 @@ import type {
 } from '../provider-adapter.ts';
 import { classifyStatus, UpstreamError } from '../upstream-error.ts';
 import { type FakeSettings, readFakeSettings } from './fake-settings.ts';
+import { fakeToolTurn } from './fake-tool-calls.ts';
 
 export class FakeAdapter implements ProviderAdapter {
   private readonly model: string;
@@ -31,7 +32,9 @@ export class FakeAdapter implements ProviderAdapter {
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
     await this.wait(this.settings.latencyMs, context.signal);
     this.maybeFail();
-    const answer = this.answer(request);
+    const turn = fakeToolTurn(request, this.settings);
+    const answer = this.answer(request, turn?.kind === 'tool-answer' ? turn.text : undefined);
+    const toolCall = turn?.kind === 'tool-call' ? turn.call : undefined;
     const response: ChatCompletion = {
       id: newId('chatcmpl', '-'),
       object: 'chat.completion',
@@ -40,8 +43,10 @@ export class FakeAdapter implements ProviderAdapter {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: answer.text, refusal: null },
-          finish_reason: answer.finishReason,
+          message: toolCall
+            ? { role: 'assistant', content: null, refusal: null, tool_calls: [toolCall] }
+            : { role: 'assistant', content: answer.text, refusal: null },
+          finish_reason: toolCall ? 'tool_calls' : answer.finishReason,
           logprobs: null,
         },
       ],
@@ -54,7 +59,8 @@ export class FakeAdapter implements ProviderAdapter {
   async *stream(request: ChatRequest, context: AttemptContext): AsyncGenerator<StreamChunk> {
     await this.wait(this.settings.latencyMs, context.signal);
     this.maybeFail();
-    const answer = this.answer(request);
+    const turn = fakeToolTurn(request, this.settings);
+    const answer = this.answer(request, turn?.kind === 'tool-answer' ? turn.text : undefined);
     const id = newId('chatcmpl', '-');
     const created = Math.floor(Date.now() / 1000);
     const chunk = (
@@ -69,6 +75,16 @@ export class FakeAdapter implements ProviderAdapter {
       choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
     });
     yield chunkFromObject(chunk({ role: 'assistant', content: '' }, null));
+    if (turn?.kind === 'tool-call') {
+      const { id: callId, function: call } = turn.call;
+      yield chunkFromObject(
+        chunk({ tool_calls: [{ index: 0, id: callId, type: 'function', function: call }] }, null),
+      );
+      yield chunkFromObject(chunk({}, 'tool_calls'));
+      const usageOnly: ChatCompletionChunk = { ...chunk({}, null), choices: [], usage: answer.usage };
+      yield chunkFromObject(usageOnly, answer.usage);
+      return;
+    }
     const pieces = splitIntoChunks(answer.text, this.settings.chunkCount);
     for (let index = 0; index < pieces.length; index++) {
       if (this.settings.failAfterChunks !== undefined && index >= this.settings.failAfterChunks) {
@@ -116,8 +132,12 @@ export class FakeAdapter implements ProviderAdapter {
     }
   }
 
-  private answer(request: ChatRequest): { text: string; finishReason: FinishReason; usage: Usage } {
-    const full = this.settings.response ?? `You said: ${lastUserText(request.messages) || '(nothing)'}`;
+  private answer(
+    request: ChatRequest,
+    fixedText?: string,
+  ): { text: string; finishReason: FinishReason; usage: Usage } {
+    const full =
+      fixedText ?? this.settings.response ?? `You said: ${lastUserText(request.messages) || '(nothing)'}`;
     const cap = request.max_completion_tokens ?? request.max_tokens ?? undefined;
     const words = full.split(/(?<=\s)/);
     const truncated = typeof cap === 'number' && cap > 0 && words.length > cap;

@@ -8,6 +8,9 @@ export interface FakeSettings {
   failRate: number;
   failStatus: number;
   failAfterChunks: number | undefined;
+  /** `auto`: call the first offered function tool, then answer with its result (fake-tool-calls.ts). */
+  toolCalls: 'auto' | 'never';
+  toolArguments: Readonly<Record<string, unknown>>;
 }
 
 export const fakeParams = [
@@ -18,6 +21,8 @@ export const fakeParams = [
   'fail_rate',
   'fail_status',
   'fail_after_chunks',
+  'tool_calls',
+  'tool_arguments',
 ] as const;
 
 export function validateFakeParams(params: Readonly<Record<string, unknown>>): string[] {
@@ -41,6 +46,12 @@ export function validateFakeParams(params: Readonly<Record<string, unknown>>): s
     'an HTTP error status from 400 to 599',
   );
   check('fail_after_chunks', nonNegativeInteger, 'an integer ≥ 0');
+  check('tool_calls', (value) => value === 'auto' || value === 'never', '"auto" or "never"');
+  check(
+    'tool_arguments',
+    (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
+    'an object',
+  );
   return problems;
 }
 
@@ -53,5 +64,7 @@ export function readFakeSettings(params: Readonly<Record<string, unknown>>): Fak
     failRate: (params.fail_rate as number | undefined) ?? 0,
     failStatus: (params.fail_status as number | undefined) ?? 500,
     failAfterChunks: params.fail_after_chunks as number | undefined,
+    toolCalls: params.tool_calls === 'auto' ? 'auto' : 'never',
+    toolArguments: (params.tool_arguments as Record<string, unknown> | undefined) ?? {},
   };
 }

@@ -1,9 +1,11 @@
 /** Applies the versioned migrations in order; the same list runs on SQLite and PostgreSQL. */
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import * as identities from './migrations/0001-identities.ts';
+import * as mcp from './migrations/0002-mcp.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
+  '0002-mcp': mcp,
 };
 
 export interface MigrationReport {

@@ -77,4 +77,90 @@ export interface DatabaseSchema {
   api_keys: ApiKeysTable;
   gateway_settings: GatewaySettingsTable;
   cache_invalidations: CacheInvalidationsTable;
+  mcp_servers: McpServersTable;
+  mcp_tools: McpToolsTable;
+  mcp_bindings: McpBindingsTable;
+  mcp_tool_policies: McpToolPoliciesTable;
+  mcp_approval_requests: McpApprovalRequestsTable;
+}
+
+/** MCP tool servers; the bearer token is stored encrypted (`auth_token_sealed`) and never returned. */
+export interface McpServersTable extends Timestamps {
+  server_id: string;
+  /** Unique namespace of the server's tools (`server_key.tool_name`). */
+  server_key: string;
+  name: string;
+  transport: string;
+  base_url: string;
+  /** 0 or 1. */
+  enabled: number;
+  auth_mode: string;
+  auth_token_sealed: string | null;
+  /** JSON array of header names. */
+  forwarded_headers_allowlist: string;
+  request_timeout_ms: number;
+  /** `config` (bootstrapped from mcp_servers) or `api`. */
+  source: string;
+  tools_refreshed_at: number | null;
+  last_refresh_error: string | null;
+}
+
+/** The stored tool catalogue of each server, so tools/list never waits on an upstream. */
+export interface McpToolsTable {
+  server_id: string;
+  tool_name: string;
+  description: string | null;
+  /** JSON schema object. */
+  input_schema: string;
+  /** The whole upstream tool definition as JSON (title, annotations, outputSchema …). */
+  definition: string;
+  refreshed_at: number;
+}
+
+export interface McpBindingsTable extends Timestamps {
+  binding_id: string;
+  server_id: string;
+  scope_type: string;
+  scope_id: string;
+  enabled: number;
+  /** JSON array of tool names, or null for every tool. */
+  tool_allowlist: string | null;
+}
+
+export interface McpToolPoliciesTable extends Timestamps {
+  policy_id: string;
+  server_id: string;
+  /** A tool name, or `*` for every tool of the server. */
+  tool_name: string;
+  /** organization, team, api_key, or `server` for the server-wide default (scope_id ''). */
+  scope_type: string;
+  scope_id: string;
+  enabled: number;
+  require_approval: string;
+  max_rpm: number | null;
+  max_concurrency: number | null;
+  result_cache_ttl_seconds: number | null;
+  max_total_execution_time_ms: number | null;
+}
+
+export interface McpApprovalRequestsTable {
+  approval_request_id: string;
+  server_id: string;
+  tool_name: string;
+  /** SHA-256 of the canonical call: API key, server, tool, arguments, forwarded headers. */
+  call_hash: string;
+  key_id: string | null;
+  /** The user the calling key belonged to (who may not approve it). */
+  key_owner_user_id: string | null;
+  /** JSON of the call's arguments, shown to deciders. */
+  arguments: string;
+  /** JSON array of the names of the forwarded headers (never their values). */
+  forwarded_header_names: string;
+  /** pending, approved or rejected; `expired` is derived from the time. */
+  status: string;
+  created_at: number;
+  decided_at: number | null;
+  decided_by: string | null;
+  decision_comment: string | null;
+  consumed_at: number | null;
 }

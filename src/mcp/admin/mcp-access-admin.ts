@@ -1,0 +1,174 @@
+/**
+ * Bindings (who sees a server's tools) and tool policies (how a tool may be called), both
+ * create-or-update by their natural key, with references checked (400 naming the field) and every
+ * change reloaded into the catalogue of every process.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../lib/clock.ts';
+import { errors } from '../../lib/error-catalogue.ts';
+import type { GatewayError } from '../../lib/gateway-error.ts';
+import { newId } from '../../lib/random.ts';
+import { ApiKeyRepository } from '../../store/db/repositories/api-key-repository.ts';
+import type { Page, PageRequest } from '../../store/db/repositories/limit-columns.ts';
+import {
+  type McpBindingFilter,
+  McpBindingRepository,
+} from '../../store/db/repositories/mcp-binding-repository.ts';
+import { McpServerRepository } from '../../store/db/repositories/mcp-server-repository.ts';
+import {
+  type McpPolicyFilter,
+  type McpPolicyLimits,
+  McpToolPolicyRepository,
+} from '../../store/db/repositories/mcp-tool-policy-repository.ts';
+import { OrganizationRepository } from '../../store/db/repositories/organization-repository.ts';
+import { TeamRepository } from '../../store/db/repositories/team-repository.ts';
+import type { DatabaseSchema } from '../../store/db/tables.ts';
+import type { McpCatalog } from '../mcp-catalog.ts';
+import type { McpBindingBody, McpToolPolicyBody } from './admin-schemas.ts';
+import { type BindingView, bindingView, type PolicyView, policyView } from './mcp-admin-views.ts';
+
+type Transaction = Kysely<DatabaseSchema>;
+
+export class McpAccessAdmin {
+  private readonly db: Kysely<DatabaseSchema>;
+  private readonly clock: Clock;
+  private readonly catalog: McpCatalog;
+
+  constructor(options: { db: Kysely<DatabaseSchema>; clock: Clock; catalog: McpCatalog }) {
+    this.db = options.db;
+    this.clock = options.clock;
+    this.catalog = options.catalog;
+  }
+
+  async upsertBinding(body: McpBindingBody): Promise<{ binding: BindingView; created: boolean }> {
+    const result = await this.db.transaction().execute(async (trx) => {
+      await requireServer(trx, body.server_id);
+      await requireScope(trx, body.scope_type, body.scope_id);
+      const repository = new McpBindingRepository(trx);
+      const existing = await repository.findByScope(body.server_id, body.scope_type, body.scope_id);
+      const now = this.clock.now();
+      const changes = {
+        ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
+        ...(body.tool_allowlist !== undefined ? { tool_allowlist: body.tool_allowlist } : {}),
+      };
+      if (existing) {
+        await repository.update(existing.binding_id, changes, now);
+        return { id: existing.binding_id, created: false };
+      }
+      const id = newId('mcpb');
+      await repository.insert(
+        {
+          binding_id: id,
+          server_id: body.server_id,
+          scope_type: body.scope_type,
+          scope_id: body.scope_id,
+          enabled: body.enabled ?? true,
+          tool_allowlist: body.tool_allowlist ?? null,
+        },
+        now,
+      );
+      return { id, created: true };
+    });
+    await this.catalog.changed();
+    const binding = (await new McpBindingRepository(this.db).get(result.id))!;
+    return { binding: bindingView(binding), created: result.created };
+  }
+
+  async listBindings(page: PageRequest, filter: McpBindingFilter): Promise<Page<BindingView>> {
+    const result = await new McpBindingRepository(this.db).list(page, filter);
+    return { items: result.items.map(bindingView), total: result.total };
+  }
+
+  async deleteBinding(bindingId: string): Promise<void> {
+    if (!(await new McpBindingRepository(this.db).delete(bindingId)))
+      throw errors.notFound('MCP binding', bindingId);
+    await this.catalog.changed();
+  }
+
+  async upsertPolicy(body: McpToolPolicyBody): Promise<{ policy: PolicyView; created: boolean }> {
+    const scopeType = body.scope_type ?? null;
+    const scopeId = body.scope_id ?? null;
+    if (scopeType === null && scopeId !== null) {
+      throw errors.invalidRequest('scope_type: is required when scope_id is given.', 'scope_type');
+    }
+    if (scopeType !== null && scopeId === null) {
+      throw errors.invalidRequest(`scope_id: is required when scope_type is ${scopeType}.`, 'scope_id');
+    }
+    const limits: Partial<McpPolicyLimits> = {};
+    for (const name of [
+      'enabled',
+      'require_approval',
+      'max_rpm',
+      'max_concurrency',
+      'result_cache_ttl_seconds',
+      'max_total_execution_time_ms',
+    ] as const) {
+      if (body[name] !== undefined) (limits as Record<string, unknown>)[name] = body[name];
+    }
+    const result = await this.db.transaction().execute(async (trx) => {
+      await requireServer(trx, body.server_id);
+      if (scopeType !== null) await requireScope(trx, scopeType, scopeId!);
+      const repository = new McpToolPolicyRepository(trx);
+      const storedType = scopeType ?? 'server';
+      const storedId = scopeId ?? '';
+      const existing = await repository.findByScope(body.server_id, body.tool_name, storedType, storedId);
+      const now = this.clock.now();
+      if (existing) {
+        await repository.update(existing.policy_id, limits, now);
+        return { id: existing.policy_id, created: false };
+      }
+      const id = newId('mcpp');
+      await repository.insert(
+        {
+          policy_id: id,
+          server_id: body.server_id,
+          tool_name: body.tool_name,
+          scope_type: storedType,
+          scope_id: storedId,
+          enabled: limits.enabled ?? true,
+          require_approval: limits.require_approval ?? 'never',
+          max_rpm: limits.max_rpm ?? null,
+          max_concurrency: limits.max_concurrency ?? null,
+          result_cache_ttl_seconds: limits.result_cache_ttl_seconds ?? null,
+          max_total_execution_time_ms: limits.max_total_execution_time_ms ?? null,
+        },
+        now,
+      );
+      return { id, created: true };
+    });
+    await this.catalog.changed();
+    const policy = (await new McpToolPolicyRepository(this.db).get(result.id))!;
+    return { policy: policyView(policy), created: result.created };
+  }
+
+  async listPolicies(page: PageRequest, filter: McpPolicyFilter): Promise<Page<PolicyView>> {
+    const result = await new McpToolPolicyRepository(this.db).list(page, filter);
+    return { items: result.items.map(policyView), total: result.total };
+  }
+
+  async deletePolicy(policyId: string): Promise<void> {
+    if (!(await new McpToolPolicyRepository(this.db).delete(policyId)))
+      throw errors.notFound('MCP tool policy', policyId);
+    await this.catalog.changed();
+  }
+}
+
+async function requireServer(trx: Transaction, serverId: string): Promise<void> {
+  if (!(await new McpServerRepository(trx).get(serverId))) {
+    throw missingReference('server_id', 'MCP server', serverId);
+  }
+}
+
+async function requireScope(trx: Transaction, scopeType: string, scopeId: string): Promise<void> {
+  const exists =
+    scopeType === 'organization'
+      ? await new OrganizationRepository(trx).get(scopeId)
+      : scopeType === 'team'
+        ? await new TeamRepository(trx).get(scopeId)
+        : await new ApiKeyRepository(trx).get(scopeId);
+  if (!exists) throw missingReference('scope_id', scopeType === 'api_key' ? 'API key' : scopeType, scopeId);
+}
+
+function missingReference(field: string, resource: string, id: string): GatewayError {
+  return errors.invalidRequest(`${field}: no ${resource} with id '${id}' exists.`, field);
+}

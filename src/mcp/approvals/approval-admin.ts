@@ -1,0 +1,127 @@
+/**
+ * The approval desk of the admin API: lists requests with the status a person sees and what the viewer
+ * may do with each, and records decisions (an admin may not approve a call made with their own key).
+ */
+import type { Kysely } from 'kysely';
+import type { AdminActor } from '../../identity/authenticator.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { errors } from '../../lib/error-catalogue.ts';
+import type { Metrics } from '../../observability/metrics.ts';
+import type { Page, PageRequest } from '../../store/db/repositories/limit-columns.ts';
+import {
+  type ApprovalStatus,
+  type McpApprovalRecord,
+  McpApprovalRepository,
+} from '../../store/db/repositories/mcp-approval-repository.ts';
+import type { DatabaseSchema } from '../../store/db/tables.ts';
+import { mcpAdminErrors } from '../admin/mcp-admin-errors.ts';
+import type { McpCatalog } from '../mcp-catalog.ts';
+import { decisionWindowEnd, PENDING_TTL_MS, visibleStatus, windowsAt } from './approval-rules.ts';
+
+export interface ApprovalView {
+  approval_request_id: string;
+  server_id: string;
+  server_key: string | null;
+  tool_name: string;
+  arguments: Record<string, unknown>;
+  forwarded_header_names: string[];
+  key_id: string | null;
+  key_owner_user_id: string | null;
+  status: ApprovalStatus;
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+  decision_comment: string | null;
+  consumed_at: string | null;
+  /** Until when an approval is usable or a rejection applies. */
+  decision_applies_until: string | null;
+  capabilities: { can_decide: boolean; can_approve: boolean };
+}
+
+export interface DecisionBody {
+  status: 'approved' | 'rejected';
+  decision_comment?: string | undefined;
+}
+
+export class ApprovalAdmin {
+  private readonly repository: McpApprovalRepository;
+  private readonly clock: Clock;
+  private readonly metrics: Metrics;
+  private readonly catalog: McpCatalog;
+
+  constructor(options: { db: Kysely<DatabaseSchema>; clock: Clock; metrics: Metrics; catalog: McpCatalog }) {
+    this.repository = new McpApprovalRepository(options.db);
+    this.clock = options.clock;
+    this.metrics = options.metrics;
+    this.catalog = options.catalog;
+  }
+
+  async list(
+    page: PageRequest,
+    filter: { serverId?: string | undefined; status?: ApprovalStatus | undefined },
+    viewer: AdminActor,
+  ): Promise<Page<ApprovalView>> {
+    const now = this.clock.now();
+    const result = await this.repository.list(page, filter, windowsAt(now));
+    return { items: result.items.map((record) => this.view(record, viewer, now)), total: result.total };
+  }
+
+  async decide(approvalRequestId: string, body: DecisionBody, actor: AdminActor): Promise<ApprovalView> {
+    const now = this.clock.now();
+    const record = await this.repository.get(approvalRequestId);
+    if (!record) throw errors.notFound('approval request', approvalRequestId);
+    const status = visibleStatus(record, now);
+    if (status === 'expired' && record.status === 'pending') throw mcpAdminErrors.expired(approvalRequestId);
+    if (status !== 'pending') throw mcpAdminErrors.notPending(approvalRequestId);
+    if (body.status === 'approved' && ownsKey(actor, record)) throw mcpAdminErrors.ownerMayNotApprove();
+    const decided = await this.repository.decide(
+      approvalRequestId,
+      {
+        status: body.status,
+        decidedBy: actor.kind === 'master' ? 'master' : `user:${actor.userId}`,
+        comment: body.decision_comment ?? null,
+        at: now,
+      },
+      windowsAt(now),
+    );
+    if (!decided) throw mcpAdminErrors.notPending(approvalRequestId); // decided concurrently
+    this.metrics.mcpApprovals.inc({ status: body.status });
+    return this.view((await this.repository.get(approvalRequestId))!, actor, now);
+  }
+
+  private view(record: McpApprovalRecord, viewer: AdminActor, now: number): ApprovalView {
+    const status = visibleStatus(record, now);
+    const canDecide = status === 'pending';
+    const windowEnd = decisionWindowEnd(record);
+    return {
+      approval_request_id: record.approval_request_id,
+      server_id: record.server_id,
+      server_key: this.catalog.snapshot.byId.get(record.server_id)?.record.server_key ?? null,
+      tool_name: record.tool_name,
+      arguments: record.arguments,
+      forwarded_header_names: record.forwarded_header_names,
+      key_id: record.key_id,
+      key_owner_user_id: record.key_owner_user_id,
+      status,
+      created_at: iso(record.created_at),
+      expires_at: iso(record.created_at + PENDING_TTL_MS),
+      decided_at: record.decided_at === null ? null : iso(record.decided_at),
+      decided_by: record.decided_by,
+      decision_comment: record.decision_comment,
+      consumed_at: record.consumed_at === null ? null : iso(record.consumed_at),
+      decision_applies_until: windowEnd === null ? null : iso(windowEnd),
+      capabilities: { can_decide: canDecide, can_approve: canDecide && !ownsKey(viewer, record) },
+    };
+  }
+}
+
+function ownsKey(actor: AdminActor, record: McpApprovalRecord): boolean {
+  return (
+    actor.kind === 'user' && record.key_owner_user_id !== null && actor.userId === record.key_owner_user_id
+  );
+}
+
+function iso(milliseconds: number): string {
+  return new Date(milliseconds).toISOString();
+}

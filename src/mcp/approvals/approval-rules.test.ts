@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import type { McpApprovalRecord } from '../../store/db/repositories/mcp-approval-repository.ts';
+import {
+  APPROVAL_USABLE_MS,
+  nextStep,
+  PENDING_TTL_MS,
+  REJECTION_APPLIES_MS,
+  visibleStatus,
+} from './approval-rules.ts';
+
+const created = 1_000_000;
+const request = (changes: Partial<McpApprovalRecord>): McpApprovalRecord => ({
+  approval_request_id: 'apr_1',
+  server_id: 's',
+  tool_name: 't',
+  call_hash: 'h',
+  key_id: 'k',
+  key_owner_user_id: 'u',
+  arguments: {},
+  forwarded_header_names: [],
+  status: 'pending',
+  created_at: created,
+  decided_at: null,
+  decided_by: null,
+  decision_comment: null,
+  consumed_at: null,
+  ...changes,
+});
+
+describe('approval state table', () => {
+  it('(none) → a new pending request', () => {
+    expect(nextStep(undefined, created)).toEqual({ kind: 'create' });
+  });
+
+  it('pending → the identical call waits on the same request until 24 hours pass, then it shows expired', () => {
+    expect(nextStep(request({}), created + PENDING_TTL_MS - 1)).toEqual({
+      kind: 'wait',
+      approvalRequestId: 'apr_1',
+    });
+    expect(visibleStatus(request({}), created + PENDING_TTL_MS - 1)).toBe('pending');
+    expect(visibleStatus(request({}), created + PENDING_TTL_MS)).toBe('expired');
+    expect(nextStep(request({}), created + PENDING_TTL_MS)).toEqual({ kind: 'create' });
+  });
+
+  it('approved → consumable once within 15 minutes; consumed → a new request', () => {
+    const approved = request({ status: 'approved', decided_at: created + 10 });
+    expect(nextStep(approved, created + 10 + APPROVAL_USABLE_MS - 1)).toEqual({
+      kind: 'consume',
+      approvalRequestId: 'apr_1',
+    });
+    expect(nextStep({ ...approved, consumed_at: created + 20 }, created + 30)).toEqual({ kind: 'create' });
+    expect(visibleStatus({ ...approved, consumed_at: created + 20 }, created + PENDING_TTL_MS * 2)).toBe(
+      'approved',
+    );
+  });
+
+  it('approved → expired when 15 minutes pass unused', () => {
+    const approved = request({ status: 'approved', decided_at: created + 10 });
+    expect(visibleStatus(approved, created + 10 + APPROVAL_USABLE_MS)).toBe('expired');
+    expect(nextStep(approved, created + 10 + APPROVAL_USABLE_MS)).toEqual({ kind: 'create' });
+  });
+
+  it('rejected → identical calls are refused with the same id for 15 minutes, then a new request', () => {
+    const rejected = request({ status: 'rejected', decided_at: created + 10 });
+    expect(nextStep(rejected, created + 10 + REJECTION_APPLIES_MS - 1)).toEqual({
+      kind: 'rejected',
+      approvalRequestId: 'apr_1',
+    });
+    expect(nextStep(rejected, created + 10 + REJECTION_APPLIES_MS)).toEqual({ kind: 'create' });
+    expect(visibleStatus(rejected, created + PENDING_TTL_MS * 2)).toBe('rejected');
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * The approval state table of the spec as pure functions of the stored request and the time: the
+ * windows (pending 24 h, approval usable 15 min, rejection 15 min), the status shown to people, and
+ * what an identical tools/call must do next.
+ */
+import type {
+  ApprovalStatus,
+  ApprovalWindows,
+  McpApprovalRecord,
+} from '../../store/db/repositories/mcp-approval-repository.ts';
+
+export const PENDING_TTL_MS = 24 * 60 * 60 * 1000;
+export const APPROVAL_USABLE_MS = 15 * 60 * 1000;
+export const REJECTION_APPLIES_MS = 15 * 60 * 1000;
+
+export function windowsAt(now: number): ApprovalWindows {
+  return { pendingSince: now - PENDING_TTL_MS, approvedSince: now - APPROVAL_USABLE_MS };
+}
+
+/** The status a person sees: pending past 24 h and approvals unused past 15 min show as expired. */
+export function visibleStatus(record: McpApprovalRecord, now: number): ApprovalStatus {
+  if (record.status === 'pending' && now - record.created_at >= PENDING_TTL_MS) return 'expired';
+  if (
+    record.status === 'approved' &&
+    record.consumed_at === null &&
+    record.decided_at !== null &&
+    now - record.decided_at >= APPROVAL_USABLE_MS
+  ) {
+    return 'expired';
+  }
+  return record.status;
+}
+
+/** When a decided approval stops being usable (or a rejection stops applying). */
+export function decisionWindowEnd(record: McpApprovalRecord): number | null {
+  if (record.decided_at === null) return null;
+  return record.decided_at + (record.status === 'rejected' ? REJECTION_APPLIES_MS : APPROVAL_USABLE_MS);
+}
+
+export type NextStep =
+  /** No usable request: create a pending one and answer -32008. */
+  | { kind: 'create' }
+  /** A pending request exists for this call: answer -32008 with its id. */
+  | { kind: 'wait'; approvalRequestId: string }
+  /** Rejected within 15 minutes: answer -32009 with its id. */
+  | { kind: 'rejected'; approvalRequestId: string }
+  /** Approved within 15 minutes and unused: consume it, then run the tool once. */
+  | { kind: 'consume'; approvalRequestId: string };
+
+export function nextStep(latest: McpApprovalRecord | undefined, now: number): NextStep {
+  if (!latest) return { kind: 'create' };
+  const id = latest.approval_request_id;
+  switch (visibleStatus(latest, now)) {
+    case 'pending':
+      return { kind: 'wait', approvalRequestId: id };
+    case 'rejected':
+      return now - (latest.decided_at ?? 0) < REJECTION_APPLIES_MS
+        ? { kind: 'rejected', approvalRequestId: id }
+        : { kind: 'create' };
+    case 'approved':
+      return latest.consumed_at === null ? { kind: 'consume', approvalRequestId: id } : { kind: 'create' };
+    case 'expired':
+      return { kind: 'create' };
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * One pooled upstream client per MCP server, rebuilt when the server's address, token or timeout
+ * changes (the old pool is closed), so connections and the upstream session are reused across calls.
+ */
+import type { SecretBox } from '../../lib/secret-box.ts';
+import type { McpServerRecord } from '../../store/db/repositories/mcp-server-repository.ts';
+import { type UpstreamClientOptions, UpstreamMcpClient } from './upstream-mcp-client.ts';
+
+export class UpstreamClients {
+  private readonly clients = new Map<string, { fingerprint: string; client: UpstreamMcpClient }>();
+  private readonly secretBox: SecretBox;
+  private readonly options: UpstreamClientOptions;
+
+  constructor(options: { secretBox: SecretBox; client: UpstreamClientOptions }) {
+    this.secretBox = options.secretBox;
+    this.options = options.client;
+  }
+
+  for(server: McpServerRecord): UpstreamMcpClient {
+    const fingerprint = JSON.stringify([
+      server.base_url,
+      server.auth_mode,
+      server.auth_token_sealed,
+      server.request_timeout_ms,
+    ]);
+    const existing = this.clients.get(server.server_id);
+    if (existing?.fingerprint === fingerprint) return existing.client;
+    if (existing) void existing.client.close().catch(() => {});
+    const token =
+      server.auth_mode === 'bearer' && server.auth_token_sealed !== null
+        ? this.secretBox.open(server.auth_token_sealed)
+        : undefined;
+    const client = new UpstreamMcpClient(
+      {
+        serverKey: server.server_key,
+        baseUrl: server.base_url,
+        token,
+        requestTimeoutMs: server.request_timeout_ms,
+      },
+      this.options,
+    );
+    this.clients.set(server.server_id, { fingerprint, client });
+    return client;
+  }
+
+  async drop(serverId: string): Promise<void> {
+    const existing = this.clients.get(serverId);
+    this.clients.delete(serverId);
+    await existing?.client.close().catch(() => {});
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.all(all.map((entry) => entry.client.close().catch(() => {})));
+  }
+}
