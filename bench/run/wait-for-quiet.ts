@@ -9,10 +9,13 @@ import { foreignPercent, ourTicks, readSystemCpu } from '../measure/proc-stats.t
 export const QUIET_PERCENT = 10;
 const WINDOW_MS = 250;
 
-/** Resolves with the milliseconds waited (0 when the machine was quiet at once or /proc is missing). */
+/**
+ * Resolves with the milliseconds spent waiting beyond the first window (0 when the machine was quiet
+ * at once or /proc is missing).
+ */
 export async function waitForQuiet(serverPids: readonly number[], maxWaitMs: number): Promise<number> {
   const started = Date.now();
-  while (Date.now() - started < maxWaitMs) {
+  for (let window = 0; Date.now() - started < maxWaitMs; window++) {
     const systemBefore = readSystemCpu()?.get('cpu');
     const oursBefore = ourTicks(serverPids);
     await delay(WINDOW_MS);
@@ -20,7 +23,7 @@ export async function waitForQuiet(serverPids: readonly number[], maxWaitMs: num
     const oursAfter = ourTicks(serverPids);
     if (!systemBefore || !systemAfter || oursBefore === undefined || oursAfter === undefined) return 0;
     if (foreignPercent(systemBefore, systemAfter, oursAfter - oursBefore) <= QUIET_PERCENT) {
-      return Date.now() - started - WINDOW_MS;
+      return window === 0 ? 0 : Date.now() - started - WINDOW_MS;
     }
   }
   return Date.now() - started;
