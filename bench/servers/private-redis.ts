@@ -1,0 +1,45 @@
+/**
+ * A private `redis-server` for `--redis` runs: on a free loopback port, without persistence, pinned
+ * beside the upstream (a production Redis runs on another machine, not on the gateway's CPU).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { createConnection } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { spawnTracked, stopProcess } from '../run/child-processes.ts';
+import { freePort } from './free-port.ts';
+
+export interface PrivateRedis {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function startPrivateRedis(cpu: number | undefined): Promise<PrivateRedis> {
+  const port = await freePort();
+  const child: ChildProcess = spawnTracked(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { cpu },
+  );
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (await accepts(port)) {
+      return { url: `redis://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopProcess(child) };
+    }
+    if (child.exitCode !== null)
+      throw new Error(`redis-server exited with ${child.exitCode} (is it installed?)`);
+    await delay(50);
+  }
+  await stopProcess(child);
+  throw new Error('redis-server did not accept connections within 5 s');
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
