@@ -68,7 +68,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     poolSize: general.database_pool_size,
     ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
   });
-  if (options.migrate ?? true) await migrateToLatest(database.db);
+  if (options.migrate ?? true) await migrateToLatest(database);
   const store = await createSharedStore(
     config,
     clock,

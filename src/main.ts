@@ -121,7 +121,7 @@ function printMasterKey(key: string, options: CliOptions): void {
 async function migrate(config: Config, logger: Logger): Promise<void> {
   const database = await createDatabase({ url: config.general_settings.database_url, poolSize: 1 });
   try {
-    const report = await migrateToLatest(database.db);
+    const report = await migrateToLatest(database);
     logger.info(
       { applied: report.applied },
       report.applied.length ? 'migrations applied' : 'database is up to date',

@@ -232,7 +232,7 @@ describe.each(await availableBackends())('admin API on %s', (_name, makeBackend)
       ...(backend.schema ? { schema: backend.schema } : {}),
     });
     const { migrateToLatest } = await import('../../src/store/db/migrate.ts');
-    expect((await migrateToLatest(database.db)).applied).toEqual([]);
+    expect((await migrateToLatest(database)).applied).toEqual([]);
     await database.close();
   });
 });

@@ -117,7 +117,7 @@ describe('the authentication cache', () => {
       poolSize: 1,
       onQuery: (sql) => queries.push(sql),
     });
-    await migrateToLatest(database.db);
+    await migrateToLatest(database);
     const clock = new ManualClock();
     const hashKey = createKeyHasher('a-salt-of-sixteen-chars');
     const authenticator = new Authenticator({

@@ -1,5 +1,10 @@
-/** Applies the versioned migrations in order; the same list runs on SQLite and PostgreSQL. */
-import { type Kysely, type Migration, Migrator } from 'kysely';
+/**
+ * Applies the versioned migrations in order; the same list runs on SQLite and PostgreSQL. On PostgreSQL
+ * the whole run holds an advisory lock (per schema), so replicas starting together against a fresh
+ * database wait for each other instead of racing to create the migrator's own tables.
+ */
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
+import type { Database } from './create-database.ts';
 import * as identities from './migrations/0001-identities.ts';
 import * as mcp from './migrations/0002-mcp.ts';
 
@@ -12,9 +17,32 @@ export interface MigrationReport {
   applied: string[];
 }
 
+/** An arbitrary second key, so our lock does not collide with other users of hashtext(schema). */
+const LOCK_NAMESPACE = 730_2026;
+
+export async function migrateToLatest(database: Pick<Database, 'db' | 'dialect'>): Promise<MigrationReport> {
+  if (database.dialect !== 'postgres') return migrate(database.db);
+  // One connection holds the lock and runs the migrations, so a pool of one cannot deadlock.
+  return database.db.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(hashtext(current_schema()), ${LOCK_NAMESPACE})`.execute(connection);
+    try {
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(connection);
+      return await migrate(connection, rows[0]?.schema);
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext(current_schema()), ${LOCK_NAMESPACE})`.execute(connection);
+    }
+  });
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema version
-export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+async function migrate(db: Kysely<any>, schema?: string): Promise<MigrationReport> {
+  // Without the schema, Kysely looks for its bookkeeping tables in every schema of the database and
+  // skips creating its own when another schema has them (then fails: "relation does not exist").
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';

@@ -1,0 +1,40 @@
+/**
+ * Migrations: replicas starting together against a fresh PostgreSQL schema must not race (regression:
+ * two gateways migrating at once failed with `relation "kysely_migration_lock" does not exist`).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
+import { migrateToLatest } from '../../src/store/db/migrate.ts';
+import { dropSchema } from '../support/backends.ts';
+import { realBackendsAvailable, TEST_DATABASE_URL } from '../support/test-env.ts';
+import { uniqueName } from '../support/unique-name.ts';
+
+describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => {
+  const schema = uniqueName('t');
+  const databases: Database[] = [];
+  afterAll(async () => {
+    for (const database of databases) await database.close();
+    await dropSchema(schema);
+  });
+
+  it('lets four replicas migrate a fresh schema at once: one applies, the others find it done', async () => {
+    for (let index = 0; index < 4; index++) {
+      databases.push(await createDatabase({ url: TEST_DATABASE_URL, poolSize: 1, schema }));
+    }
+    const reports = await Promise.all(databases.map((database) => migrateToLatest(database)));
+    const applied = reports.map((report) => report.applied.length).sort();
+    expect(applied).toEqual([0, 0, 0, 2]);
+  });
+
+  it('creates its own bookkeeping tables even when another schema of the database has them', async () => {
+    const other = uniqueName('t');
+    const database = await createDatabase({ url: TEST_DATABASE_URL, poolSize: 1, schema: other });
+    try {
+      expect((await migrateToLatest(database)).applied).toEqual(['0001-identities', '0002-mcp']);
+      expect((await migrateToLatest(database)).applied).toEqual([]);
+    } finally {
+      await database.close();
+      await dropSchema(other);
+    }
+  });
+});
