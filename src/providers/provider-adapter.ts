@@ -13,6 +13,16 @@ export interface AttemptContext {
   requestId: string;
   /** Headers from the caller that this deployment forwards (already filtered). */
   forwardedHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Epoch ms (wall clock) by which the attempt must answer, or for a stream send its first chunk: the
+   * request deadline left after earlier attempts. Adapters shorten their own timeouts to it.
+   */
+  deadline?: number;
+}
+
+/** Milliseconds left before `deadline` (never below 1), capped at `limit`. */
+export function timeLeft(deadline: number | undefined, limit: number): number {
+  return deadline === undefined ? limit : Math.max(1, Math.min(limit, deadline - Date.now()));
 }
 
 export interface CompletionResult {

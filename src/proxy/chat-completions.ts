@@ -122,13 +122,13 @@ export class ChatCompletions {
     const model = request.model;
     // The deadline covers routing and retries up to the answer, or up to a stream's first chunk; after
     // that, stream_timeout bounds each silence and the stream may run as long as it keeps sending.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.options.requestTimeoutMs);
+    const deadline = Date.now() + this.options.requestTimeoutMs;
     const route = {
-      signal: AbortSignal.any([context.signal, deadline.signal]),
+      signal: context.signal,
       requestId: context.requestId,
       promptTokenEstimate: Math.ceil(context.bodyBytes / 4),
       capacity: charge.capacity,
+      deadline,
     };
     try {
       if (request.stream === true) {
@@ -139,7 +139,6 @@ export class ChatCompletions {
           stream_options: { ...request.stream_options, include_usage: true },
         };
         const routed = await router.stream(group, upstreamRequest, route);
-        clearTimeout(timer);
         metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
         return {
           kind: 'stream',
@@ -165,13 +164,11 @@ export class ChatCompletions {
     } catch (error) {
       if (ownsCharge) charge.settle();
       const failure =
-        deadline.signal.aborted && !context.signal.aborted
+        Date.now() >= deadline && !context.signal.aborted
           ? deadlineExceeded(model, this.options.requestTimeoutMs)
           : error;
       this.finish(model, statusOf(failure), started);
       throw withHeaders(failure, charge.ticket.headers);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

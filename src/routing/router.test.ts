@@ -62,6 +62,7 @@ function harness(groups: ModelGroup[], settings: Partial<RouterSettings> = {}) {
     requestId: 'r1',
     promptTokenEstimate: 10,
     capacity,
+    deadline: Date.now() + 60_000,
   };
   return { router, clock, health, events, metrics, waits, context };
 }

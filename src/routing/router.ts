@@ -31,6 +31,8 @@ export interface RouteContext {
   promptTokenEstimate: number;
   /** Deployment capacity use for this request (pre-call checks, usage-aware strategies). */
   capacity: CapacitySignal;
+  /** Epoch ms (wall clock): no attempt starts after it, and attempts answer (or start streaming) by it. */
+  deadline: number;
 }
 
 export interface Routed<T> {
@@ -158,7 +160,11 @@ export class Router {
     const { capacity } = context;
     const groups = this.plan(requested, context);
     const attemptsPerGroup = settings.num_retries + 1;
-    const attemptContext: AttemptContext = { signal: context.signal, requestId: context.requestId };
+    const attemptContext: AttemptContext = {
+      signal: context.signal,
+      requestId: context.requestId,
+      deadline: context.deadline,
+    };
     let attempts = 0;
     let lastError: UpstreamError | undefined;
     let previous: Deployment | undefined;
@@ -168,7 +174,7 @@ export class Router {
     for (let groupIndex = 0; groupIndex < groups.length; groupIndex++) {
       const group = groups[groupIndex]!;
       const tried = new Set<string>();
-      for (let inGroup = 0; inGroup < attemptsPerGroup; inGroup++) {
+      for (let inGroup = 0; inGroup < attemptsPerGroup && Date.now() < context.deadline; inGroup++) {
         const choice = this.choose(group, tried, streaming, context);
         if (!choice.deployment) {
           shortestCooldownMs = Math.min(shortestCooldownMs, choice.cooldownMs);

@@ -10,11 +10,12 @@ import type { ChatMessage, ChatRequest } from '../../canonical/chat-request.ts';
 import type { ChatCompletion, FinishReason } from '../../canonical/chat-response.ts';
 import type { Usage } from '../../canonical/usage.ts';
 import { newId } from '../../lib/random.ts';
-import type {
-  AttemptContext,
-  CompletionResult,
-  DeploymentSettings,
-  ProviderAdapter,
+import {
+  type AttemptContext,
+  type CompletionResult,
+  type DeploymentSettings,
+  type ProviderAdapter,
+  timeLeft,
 } from '../provider-adapter.ts';
 import { classifyStatus, UpstreamError } from '../upstream-error.ts';
 import { type FakeSettings, readFakeSettings } from './fake-settings.ts';
@@ -30,7 +31,7 @@ export class FakeAdapter implements ProviderAdapter {
   }
 
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
-    await this.wait(this.settings.latencyMs, context.signal);
+    await this.waitForFirstByte(context);
     this.maybeFail();
     const turn = fakeToolTurn(request, this.settings);
     const answer = this.answer(request, turn?.kind === 'tool-answer' ? turn.text : undefined);
@@ -57,7 +58,7 @@ export class FakeAdapter implements ProviderAdapter {
   }
 
   async *stream(request: ChatRequest, context: AttemptContext): AsyncGenerator<StreamChunk> {
-    await this.wait(this.settings.latencyMs, context.signal);
+    await this.waitForFirstByte(context);
     this.maybeFail();
     const turn = fakeToolTurn(request, this.settings);
     const answer = this.answer(request, turn?.kind === 'tool-answer' ? turn.text : undefined);
@@ -116,6 +117,19 @@ export class FakeAdapter implements ProviderAdapter {
     const { failRate, failStatus } = this.settings;
     if (failRate > 0 && (failRate >= 1 || Math.random() < failRate)) {
       throw classifyStatus(failStatus, failStatus === 429 ? { 'retry-after': '1' } : {});
+    }
+  }
+
+  /** The configured latency, unless the request deadline comes first (then a timeout, like a real upstream). */
+  private async waitForFirstByte(context: AttemptContext): Promise<void> {
+    const allowed = timeLeft(context.deadline, this.settings.latencyMs);
+    await this.wait(allowed, context.signal);
+    if (allowed < this.settings.latencyMs) {
+      throw new UpstreamError({
+        kind: 'timeout',
+        retryable: true,
+        message: 'the fake upstream did not answer before the deadline',
+      });
     }
   }
 

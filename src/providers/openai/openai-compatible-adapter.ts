@@ -7,11 +7,12 @@
 import type { StreamChunk } from '../../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../../canonical/chat-request.ts';
 import type { ChatCompletion } from '../../canonical/chat-response.ts';
-import type {
-  AttemptContext,
-  CompletionResult,
-  DeploymentSettings,
-  ProviderAdapter,
+import {
+  type AttemptContext,
+  type CompletionResult,
+  type DeploymentSettings,
+  type ProviderAdapter,
+  timeLeft,
 } from '../provider-adapter.ts';
 import { sendUpstream, type UpstreamResponse } from '../send-upstream.ts';
 import { classifyTransportError, UpstreamError } from '../upstream-error.ts';
@@ -117,9 +118,9 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
         body: JSON.stringify(request),
         signal: context.signal,
         poolTimeoutMs: timeouts.poolMs,
-        headersTimeoutMs: streaming ? timeouts.streamIdleMs : timeouts.headersMs,
+        headersTimeoutMs: timeLeft(context.deadline, streaming ? timeouts.streamIdleMs : timeouts.headersMs),
         bodyTimeoutMs: streaming ? timeouts.streamIdleMs : timeouts.totalMs,
-        ...(streaming ? {} : { totalTimeoutMs: timeouts.totalMs }),
+        ...(streaming ? {} : { totalTimeoutMs: timeLeft(context.deadline, timeouts.totalMs) }),
       });
     } catch (error) {
       throw classifyTransportError(error);
