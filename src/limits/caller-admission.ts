@@ -164,11 +164,7 @@ export class CallerAdmission {
     const retryAfter = Math.max(1, Math.ceil((response.reset - response.now) / 1000));
     const failed = planned[response.failed];
     if (!failed) {
-      this.options.metrics.rateLimitDecisions.inc({
-        scope: 'key',
-        dimension: 'parallel',
-        outcome: 'rejected',
-      });
+      this.options.metrics.rateLimitDecisions.inc('key', 'parallel', 'rejected');
       return new GatewayError({
         status: 429,
         type: ErrorType.rateLimit,
@@ -178,11 +174,7 @@ export class CallerAdmission {
         retryAfter: 1,
       });
     }
-    this.options.metrics.rateLimitDecisions.inc({
-      scope: failed.scope,
-      dimension: failed.dimension,
-      outcome: 'rejected',
-    });
+    this.options.metrics.rateLimitDecisions.inc(failed.scope, failed.dimension, 'rejected');
     const headers = rateLimitHeaders([{ planned: failed, count: response.count, reset: response.reset }]);
     return new GatewayError({
       status: 429,
@@ -197,7 +189,7 @@ export class CallerAdmission {
 
   private countDecisions(planned: readonly PlannedCheck[], outcome: 'allowed'): void {
     for (const item of planned)
-      this.options.metrics.rateLimitDecisions.inc({ scope: item.scope, dimension: item.dimension, outcome });
+      this.options.metrics.rateLimitDecisions.inc(item.scope, item.dimension, outcome);
   }
 }
 

@@ -3,6 +3,7 @@
  * registry; `createMetrics` is called once by the composition root (and once per test app).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { TallyCounter } from './tally-counter.ts';
 
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -63,7 +64,8 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
       labelNames: ['model', 'direction'] as const,
       registers,
     }),
-    rateLimitDecisions: new Counter({
+    /** inc(scope, dimension, outcome): tallied, because an admission checks up to twenty counters. */
+    rateLimitDecisions: new TallyCounter({
       name: 'gateway_ratelimit_decisions_total',
       help: 'Identity rate-limit checks, by scope, dimension and outcome (allowed, rejected).',
       labelNames: ['scope', 'dimension', 'outcome'] as const,
