@@ -117,7 +117,13 @@ export class UpstreamMcpClient {
     } catch (error) {
       if (!(error instanceof SessionExpired)) throw error;
       this.forget(session);
-      return this.send(method, params, await this.ensureSession(options.signal), options);
+      try {
+        return await this.send(method, params, await this.ensureSession(options.signal), options);
+      } catch (retryError) {
+        // A session refused right after its own handshake is a broken upstream, not an expired session.
+        if (retryError instanceof SessionExpired) throw retryError.asFailure(method);
+        throw retryError;
+      }
     }
   }
 
@@ -205,7 +211,7 @@ export class UpstreamMcpClient {
       // 404 is how the transport says a session ended; some servers (the reference server-everything
       // among them) answer 400 to a session they no longer know. Either way: one new handshake, one retry.
       if ((statusCode === 404 || statusCode === 400) && session.id !== undefined && !initializing) {
-        throw new SessionExpired();
+        throw new SessionExpired(statusCode);
       }
       if (statusCode === 401 || statusCode === 403) throw authFailure(statusCode);
       if (statusCode < 200 || statusCode >= 300) {
@@ -264,8 +270,21 @@ export class UpstreamMcpClient {
   }
 }
 
-/** Internal: the upstream no longer knows our session (HTTP 404 with a session id). */
-class SessionExpired extends Error {}
+/** Internal: the upstream no longer knows our session (HTTP 404, or 400, with a session id). */
+class SessionExpired extends Error {
+  readonly status: number;
+
+  constructor(status: number) {
+    super(`the upstream answered HTTP ${status} to its session`);
+    this.status = status;
+  }
+
+  asFailure(method: string): UpstreamMcpError {
+    return new UpstreamMcpError('http_status', `${method} answered HTTP ${this.status}`, {
+      status: this.status,
+    });
+  }
+}
 
 function authFailure(status: number): UpstreamMcpError {
   return new UpstreamMcpError('auth', `the upstream answered HTTP ${status}`, { status });
