@@ -152,6 +152,11 @@ describe('MCP upstream client', () => {
       (response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<p>secret detail</p>'),
     ],
     [
+      'a content type carrying upstream text',
+      (response) =>
+        response.writeHead(200, { 'content-type': 'text/secret detail' }).end('<p>secret detail</p>'),
+    ],
+    [
       'a response without result or error',
       (response, body) =>
         response
