@@ -281,6 +281,30 @@ mcp_servers:
     expect(failing.error).not.toContain('wrong');
   });
 
+  it('calls the upstream with the configured auth_mode everywhere: auth_mode none sends no stored token', async () => {
+    const server = await registerServer(gateway, {
+      server_key: 'unauthed',
+      base_url: configured.url,
+      auth_config: { token: 'kept-but-unused' },
+    });
+    await adminOk(gateway, 'PATCH', `/ui/api/mcp-servers/${server.server_id}`, { auth_mode: 'none' });
+    const key = await createKey(gateway);
+    await adminOk(gateway, 'POST', '/ui/api/mcp-bindings', {
+      server_id: server.server_id,
+      scope_type: 'api_key',
+      scope_id: key.keyId,
+    });
+    const seen = configured.requests.length;
+    expect((await callTool(gateway.baseUrl, key.key, 'unauthed.echo', { text: 'x' })).result).toBeDefined();
+    const report = await adminOk(gateway, 'POST', `/ui/api/mcp-servers/${server.server_id}/health-check`);
+    expect(report.ok).toBe(true);
+    const sent = configured.requests.slice(seen);
+    expect(sent.map((entry) => entry.body?.method)).toEqual(
+      expect.arrayContaining(['tools/call', 'initialize', 'tools/list']),
+    );
+    for (const entry of sent) expect(entry.headers.authorization, entry.body?.method).toBeUndefined();
+  });
+
   it('refreshes capabilities on demand', async () => {
     const server = await registerServer(gateway, { server_key: 'refreshing', base_url: configured.url });
     const refreshed = await adminOk(
