@@ -153,20 +153,26 @@ export class ToolExecutor {
     if (policy.max_rpm !== null) {
       await limits.checkRate(visible.name, `${counterKey}:${input.caller.keyId ?? 'master'}`, policy.max_rpm);
     }
-    if (policy.require_approval === 'manual') {
-      await approvals.admit({
-        fingerprint,
-        serverId: server.record.server_id,
-        toolName: tool.tool_name,
-        caller: input.caller,
-        arguments: args as Record<string, unknown>,
-        headerNames: Object.keys(headers),
-      });
-    }
+    // Found now, consumed only when the call is about to be answered: a call refused by max_concurrency
+    // keeps its one-time approval.
+    const approval =
+      policy.require_approval === 'manual'
+        ? await approvals.reserve({
+            fingerprint,
+            serverId: server.record.server_id,
+            toolName: tool.tool_name,
+            caller: input.caller,
+            arguments: args as Record<string, unknown>,
+            headerNames: Object.keys(headers),
+          })
+        : undefined;
     const cacheTtl = policy.result_cache_ttl_seconds;
     if (cacheTtl !== null && cacheTtl > 0) {
       const hit = await limits.cached(fingerprint);
-      if (hit) return { value: hit, cached: true };
+      if (hit) {
+        await approval?.consume();
+        return { value: hit, cached: true };
+      }
     }
     const release =
       policy.max_concurrency !== null
@@ -179,6 +185,7 @@ export class ToolExecutor {
         : undefined;
     let value: ToolResult;
     try {
+      await approval?.consume();
       value = await this.execute(visible, args as Record<string, unknown>, headers, input.signal, policy);
     } finally {
       await release?.();
