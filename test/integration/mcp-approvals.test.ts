@@ -195,6 +195,26 @@ describe.each(await availableBackends())('MCP approvals on %s', (_name, makeBack
     );
   });
 
+  it('honours the approval of any request when racing identical first calls created several', async () => {
+    const { value, id } = await pendingCall();
+    // Identical first calls that race each create a request (seen on PostgreSQL: 6 calls, 3 requests);
+    // a newer twin of the same call stands in for the race here, so the test is deterministic.
+    const db = gateway.gateway.database.db;
+    const row = await db
+      .selectFrom('mcp_approval_requests')
+      .selectAll()
+      .where('approval_request_id', '=', id)
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('mcp_approval_requests')
+      .values({ ...row, approval_request_id: `${id}_twin`, created_at: row.created_at + 1 })
+      .execute();
+    expect((await decide(bob.key, id, 'approved')).status).toBe(200);
+    expect((await echo(alice.key, value)).result.content[0].text).toBe(value);
+    expect((await listed(id)).consumed_at).not.toBeNull();
+    expect((await echo(alice.key, value)).error.code).toBe(-32008);
+  });
+
   it('keeps an approval usable when max_concurrency refuses the call before the tool ran', async () => {
     const policy = await setPolicy(gateway, {
       server_id: serverId,

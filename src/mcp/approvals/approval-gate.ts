@@ -1,6 +1,6 @@
 /**
  * The approval step of tools/call for tools whose policy says `require_approval: manual`: finds the
- * newest request for the identical call and applies the state table. A usable approval is reserved
+ * recent requests for the identical call and applies the state table. A usable approval is reserved
  * first and consumed only right before the tool runs (a conditional update, so concurrent identical
  * calls run it once), so a call refused by a later check does not use up its approval.
  */
@@ -12,7 +12,7 @@ import type { Metrics } from '../../observability/metrics.ts';
 import { McpApprovalRepository } from '../../store/db/repositories/mcp-approval-repository.ts';
 import type { DatabaseSchema } from '../../store/db/tables.ts';
 import { rpcErrors } from '../json-rpc-error.ts';
-import { nextStep, windowsAt } from './approval-rules.ts';
+import { nextStep, oldestRelevantCreation, windowsAt } from './approval-rules.ts';
 
 export interface ApprovalCall {
   fingerprint: string;
@@ -47,7 +47,8 @@ export class ApprovalGate {
 
   private async usableApproval(call: ApprovalCall): Promise<string> {
     const now = this.clock.now();
-    const step = nextStep(await this.repository.latestForCall(call.fingerprint), now);
+    const recent = await this.repository.recentForCall(call.fingerprint, oldestRelevantCreation(now));
+    const step = nextStep(recent, now);
     switch (step.kind) {
       case 'wait':
         throw rpcErrors.approvalRequired(step.approvalRequestId);
