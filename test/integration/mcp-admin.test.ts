@@ -371,6 +371,48 @@ mcp_servers:
     expect((await as(adminKey.key)).status).toBe(200);
     expect((await as(memberKey.key)).status).toBe(403);
   });
+
+  it('requires the master key or an admin user on every MCP admin route of the spec', async () => {
+    await adminOk(gateway, 'POST', '/ui/api/users', { user_id: 'mcp-outsider', role: 'member' });
+    const memberKey = await createKey(gateway, { user_id: 'mcp-outsider' });
+    const plainKey = await createKey(gateway);
+    const server = await registerServer(gateway, { server_key: 'guarded', base_url: configured.url });
+    const id = server.server_id;
+    const routes = [
+      ['GET', '/ui/api/mcp-servers'],
+      ['POST', '/ui/api/mcp-servers'],
+      ['GET', `/ui/api/mcp-servers/${id}`],
+      ['GET', `/ui/api/mcp-servers/${id}/operations`],
+      ['PATCH', `/ui/api/mcp-servers/${id}`],
+      ['DELETE', `/ui/api/mcp-servers/${id}`],
+      ['POST', `/ui/api/mcp-servers/${id}/refresh-capabilities`],
+      ['POST', `/ui/api/mcp-servers/${id}/health-check`],
+      ['GET', '/ui/api/mcp-bindings'],
+      ['POST', '/ui/api/mcp-bindings'],
+      ['DELETE', '/ui/api/mcp-bindings/mcpb_x'],
+      ['GET', '/ui/api/mcp-tool-policies'],
+      ['POST', '/ui/api/mcp-tool-policies'],
+      ['DELETE', '/ui/api/mcp-tool-policies/mcpp_x'],
+      ['GET', '/ui/api/mcp-approval-requests'],
+      ['POST', '/ui/api/mcp-approval-requests/apr_x/decision'],
+    ] as const;
+    for (const [method, path] of routes) {
+      const body = method === 'GET' || method === 'DELETE' ? undefined : '{}';
+      const send = (authorization?: string) =>
+        fetch(gateway.baseUrl + path, {
+          method,
+          headers: {
+            ...(authorization ? { authorization } : {}),
+            ...(body ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(body ? { body } : {}),
+        }).then((response) => response.status);
+      expect(await send(), `${method} ${path} without a key`).toBe(401);
+      expect(await send(`Bearer ${memberKey.key}`), `${method} ${path} as a member`).toBe(403);
+      expect(await send(`Bearer ${plainKey.key}`), `${method} ${path} with a plain key`).toBe(403);
+    }
+    expect((await adminOk(gateway, 'GET', `/ui/api/mcp-servers/${id}`)).server_key).toBe('guarded');
+  });
 });
 
 async function waitFor(condition: () => Promise<boolean>): Promise<void> {
