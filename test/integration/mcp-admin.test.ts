@@ -272,6 +272,15 @@ mcp_servers:
       error: null,
     });
     expect(report.latency_ms).toBeGreaterThan(0);
+    // The check's throwaway session is ended (HTTP DELETE), so repeated checks do not pile up upstream.
+    const listed = upstream.requests.findLast((entry) => entry.body?.method === 'tools/list')!;
+    const sessionId = listed.headers['mcp-session-id'];
+    expect(sessionId).toBeTruthy();
+    expect(
+      upstream.requests.some(
+        (entry) => entry.method === 'DELETE' && entry.headers['mcp-session-id'] === sessionId,
+      ),
+    ).toBe(true);
     await adminOk(gateway, 'PATCH', `/ui/api/mcp-servers/${healthy.server_id}`, {
       auth_config: { token: 'wrong' },
     });

@@ -37,6 +37,8 @@ interface Session {
 }
 
 const MAX_TOOL_PAGES = 50;
+/** Ending a session is a courtesy: it never holds up a shutdown or a health check for long. */
+const END_SESSION_TIMEOUT_MS = 2_000;
 
 export class UpstreamMcpClient {
   readonly settings: UpstreamServerSettings;
@@ -101,8 +103,23 @@ export class UpstreamMcpClient {
     return { protocolVersion: session.protocolVersion, sessionId: session.id };
   }
 
+  /** Ends the upstream session (best effort, as the transport asks of clients), then closes the pool. */
   async close(): Promise<void> {
+    const session = this.established;
+    this.session = undefined;
+    this.established = undefined;
+    if (session?.id !== undefined) await this.endSession(session).catch(() => {});
     await this.pool.close();
+  }
+
+  private async endSession(session: Session): Promise<void> {
+    const { body } = await this.pool.request({
+      path: this.path,
+      method: 'DELETE',
+      headers: this.headersFor(session),
+      signal: AbortSignal.timeout(Math.min(this.settings.requestTimeoutMs, END_SESSION_TIMEOUT_MS)),
+    });
+    await body.dump();
   }
 
   /** Sends a request in the current session; re-initializes once if the upstream forgot the session. */
@@ -251,10 +268,8 @@ export class UpstreamMcpClient {
       ...options.headers,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': session.protocolVersion,
+      ...this.headersFor(session),
     };
-    if (session.id !== undefined) headers['mcp-session-id'] = session.id;
-    if (this.settings.token !== undefined) headers.authorization = `Bearer ${this.settings.token}`;
     try {
       const response = await this.pool.request({
         path: this.path,
@@ -267,6 +282,14 @@ export class UpstreamMcpClient {
     } catch (error) {
       throw classifyAbort(error, signal, options.signal, this.settings.requestTimeoutMs);
     }
+  }
+
+  /** The headers every request of a session carries: protocol version, session id, credentials. */
+  private headersFor(session: Session): Record<string, string> {
+    const headers: Record<string, string> = { 'mcp-protocol-version': session.protocolVersion };
+    if (session.id !== undefined) headers['mcp-session-id'] = session.id;
+    if (this.settings.token !== undefined) headers.authorization = `Bearer ${this.settings.token}`;
+    return headers;
   }
 }
 
