@@ -1,5 +1,5 @@
 /** Applies the versioned migrations in order; the same list runs on SQLite and PostgreSQL. */
-import { type Kysely, type Migration, Migrator } from 'kysely';
+import { type Kysely, type Migration, Migrator, PostgresAdapter, sql } from 'kysely';
 import * as identities from './migrations/0001-identities.ts';
 import * as mcp from './migrations/0002-mcp.ts';
 
@@ -14,7 +14,12 @@ export interface MigrationReport {
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema version
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const migrationTableSchema = await currentPostgresSchema(db);
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    ...(migrationTableSchema !== undefined ? { migrationTableSchema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
@@ -23,4 +28,15 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport>
     );
   }
   return { applied: (results ?? []).map((result) => result.migrationName) };
+}
+
+/**
+ * The schema unqualified tables go to on PostgreSQL. Without it Kysely finds its migration tables in any
+ * schema of the database and skips creating them in ours (then fails: relation does not exist).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run on any schema version
+async function currentPostgresSchema(db: Kysely<any>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined;
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? undefined;
 }
