@@ -15,7 +15,7 @@ import { JsonRpcCode, JsonRpcError, rpcErrors } from './json-rpc-error.ts';
 import type { McpCatalog } from './mcp-catalog.ts';
 import type { OperationsLog } from './operations-log.ts';
 import { type EffectivePolicy, resolvePolicy } from './policy-resolution.ts';
-import type { ToolLimits } from './tool-limits.ts';
+import type { ReleaseSlot, ToolLimits } from './tool-limits.ts';
 import type { UpstreamClients } from './upstream/upstream-clients.ts';
 import { UpstreamMcpError } from './upstream/upstream-mcp-error.ts';
 import { findVisibleTool, type VisibleTool, visibleTools, visibleToolsOfServer } from './visibility.ts';
@@ -128,64 +128,79 @@ export class ToolExecutor {
     input: ToolCallInput,
   ): Promise<{ value: ToolResult; cached: boolean }> {
     const { server, tool } = visible;
-    const { limits, approvals, validator } = this.options;
-    const args = input.arguments ?? {};
-    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-      throw rpcErrors.invalidParams('arguments must be an object.');
-    }
-    const problem = validator.problem(tool.input_schema, args);
-    if (problem)
-      throw rpcErrors.invalidParams(
-        `arguments do not match the inputSchema of '${visible.name}': ${problem}`,
-      );
+    const { limits, approvals } = this.options;
+    const args = this.checkedArguments(visible, input.arguments);
     const policy = resolvePolicy(server.policies, input.caller, tool.tool_name);
     if (!policy.enabled)
       throw rpcErrors.denied(`a tool policy does not allow this API key to call '${visible.name}'.`);
     const headers = forwardedHeaders(server.record.forwarded_headers_allowlist, input.headers);
-    const fingerprint = callFingerprint({
-      keyId: input.caller.keyId,
-      serverId: server.record.server_id,
-      toolName: tool.tool_name,
-      arguments: args as Record<string, unknown>,
-      headers,
-    });
-    const counterKey = `${server.record.server_id}:${tool.tool_name}`;
-    if (policy.max_rpm !== null) {
-      await limits.checkRate(visible.name, `${counterKey}:${input.caller.keyId ?? 'master'}`, policy.max_rpm);
-    }
-    if (policy.require_approval === 'manual') {
-      await approvals.admit({
-        fingerprint,
+    const call = {
+      fingerprint: callFingerprint({
+        keyId: input.caller.keyId,
         serverId: server.record.server_id,
         toolName: tool.tool_name,
-        caller: input.caller,
-        arguments: args as Record<string, unknown>,
-        headerNames: Object.keys(headers),
-      });
+        arguments: args,
+        headers,
+      }),
+      serverId: server.record.server_id,
+      toolName: tool.tool_name,
+      caller: input.caller,
+      arguments: args,
+      headerNames: Object.keys(headers),
+    };
+    if (policy.max_rpm !== null) {
+      const counterKey = `${server.record.server_id}:${tool.tool_name}:${input.caller.keyId ?? 'master'}`;
+      await limits.checkRate(visible.name, counterKey, policy.max_rpm);
     }
+    // Found now, consumed only when the call is about to be answered: a call refused by max_concurrency
+    // keeps its one-time approval.
+    const approval = policy.require_approval === 'manual' ? await approvals.reserve(call) : undefined;
     const cacheTtl = policy.result_cache_ttl_seconds;
     if (cacheTtl !== null && cacheTtl > 0) {
-      const hit = await limits.cached(fingerprint);
-      if (hit) return { value: hit, cached: true };
+      const hit = await limits.cached(call.fingerprint);
+      if (hit) {
+        await approval?.consume();
+        return { value: hit, cached: true };
+      }
     }
-    const release =
-      policy.max_concurrency !== null
-        ? await limits.acquireSlot(
-            visible.name,
-            `${counterKey}:${policy.scope}`,
-            policy.max_concurrency,
-            (policy.max_total_execution_time_ms ?? server.record.request_timeout_ms * 3) + 5_000,
-          )
-        : undefined;
+    const release = await this.acquireSlot(visible, policy);
     let value: ToolResult;
     try {
-      value = await this.execute(visible, args as Record<string, unknown>, headers, input.signal, policy);
+      await approval?.consume();
+      value = await this.execute(visible, args, headers, input.signal, policy);
     } finally {
       await release?.();
     }
     if (cacheTtl !== null && cacheTtl > 0 && value.isError !== true)
-      await limits.remember(fingerprint, value, cacheTtl);
+      await limits.remember(call.fingerprint, value, cacheTtl);
     return { value, cached: false };
+  }
+
+  /** The call's arguments when they are an object matching the tool's inputSchema; -32602 otherwise. */
+  private checkedArguments(visible: VisibleTool, given: unknown): Record<string, unknown> {
+    const args = given ?? {};
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+      throw rpcErrors.invalidParams('arguments must be an object.');
+    }
+    const problem = this.options.validator.problem(visible.tool.input_schema, args);
+    if (problem)
+      throw rpcErrors.invalidParams(
+        `arguments do not match the inputSchema of '${visible.name}': ${problem}`,
+      );
+    return args as Record<string, unknown>;
+  }
+
+  /** A max_concurrency slot of the policy's scope (-32029 when all are taken); undefined without a limit. */
+  private async acquireSlot(visible: VisibleTool, policy: EffectivePolicy): Promise<ReleaseSlot | undefined> {
+    if (policy.max_concurrency === null) return undefined;
+    const { record } = visible.server;
+    return this.options.limits.acquireSlot(
+      visible.name,
+      `${record.server_id}:${visible.tool.tool_name}:${policy.scope}`,
+      policy.max_concurrency,
+      // The slot outlives the slowest call, so it is freed by the call, not by its expiry.
+      (policy.max_total_execution_time_ms ?? record.request_timeout_ms * 3) + 5_000,
+    );
   }
 
   private async execute(

@@ -272,6 +272,15 @@ mcp_servers:
       error: null,
     });
     expect(report.latency_ms).toBeGreaterThan(0);
+    // The check's throwaway session is ended (HTTP DELETE), so repeated checks do not pile up upstream.
+    const listed = upstream.requests.findLast((entry) => entry.body?.method === 'tools/list')!;
+    const sessionId = listed.headers['mcp-session-id'];
+    expect(sessionId).toBeTruthy();
+    expect(
+      upstream.requests.some(
+        (entry) => entry.method === 'DELETE' && entry.headers['mcp-session-id'] === sessionId,
+      ),
+    ).toBe(true);
     await adminOk(gateway, 'PATCH', `/ui/api/mcp-servers/${healthy.server_id}`, {
       auth_config: { token: 'wrong' },
     });
@@ -279,6 +288,30 @@ mcp_servers:
     expect(failing).toMatchObject({ ok: false, initialize: { ok: false }, tools_list: { ok: false } });
     expect(failing.error).toContain("rejected the gateway's credentials");
     expect(failing.error).not.toContain('wrong');
+  });
+
+  it('calls the upstream with the configured auth_mode everywhere: auth_mode none sends no stored token', async () => {
+    const server = await registerServer(gateway, {
+      server_key: 'unauthed',
+      base_url: configured.url,
+      auth_config: { token: 'kept-but-unused' },
+    });
+    await adminOk(gateway, 'PATCH', `/ui/api/mcp-servers/${server.server_id}`, { auth_mode: 'none' });
+    const key = await createKey(gateway);
+    await adminOk(gateway, 'POST', '/ui/api/mcp-bindings', {
+      server_id: server.server_id,
+      scope_type: 'api_key',
+      scope_id: key.keyId,
+    });
+    const seen = configured.requests.length;
+    expect((await callTool(gateway.baseUrl, key.key, 'unauthed.echo', { text: 'x' })).result).toBeDefined();
+    const report = await adminOk(gateway, 'POST', `/ui/api/mcp-servers/${server.server_id}/health-check`);
+    expect(report.ok).toBe(true);
+    const sent = configured.requests.slice(seen);
+    expect(sent.map((entry) => entry.body?.method)).toEqual(
+      expect.arrayContaining(['tools/call', 'initialize', 'tools/list']),
+    );
+    for (const entry of sent) expect(entry.headers.authorization, entry.body?.method).toBeUndefined();
   });
 
   it('refreshes capabilities on demand', async () => {
@@ -346,6 +379,48 @@ mcp_servers:
       fetch(`${gateway.baseUrl}/ui/api/mcp-servers`, { headers: { authorization: `Bearer ${key}` } });
     expect((await as(adminKey.key)).status).toBe(200);
     expect((await as(memberKey.key)).status).toBe(403);
+  });
+
+  it('requires the master key or an admin user on every MCP admin route of the spec', async () => {
+    await adminOk(gateway, 'POST', '/ui/api/users', { user_id: 'mcp-outsider', role: 'member' });
+    const memberKey = await createKey(gateway, { user_id: 'mcp-outsider' });
+    const plainKey = await createKey(gateway);
+    const server = await registerServer(gateway, { server_key: 'guarded', base_url: configured.url });
+    const id = server.server_id;
+    const routes = [
+      ['GET', '/ui/api/mcp-servers'],
+      ['POST', '/ui/api/mcp-servers'],
+      ['GET', `/ui/api/mcp-servers/${id}`],
+      ['GET', `/ui/api/mcp-servers/${id}/operations`],
+      ['PATCH', `/ui/api/mcp-servers/${id}`],
+      ['DELETE', `/ui/api/mcp-servers/${id}`],
+      ['POST', `/ui/api/mcp-servers/${id}/refresh-capabilities`],
+      ['POST', `/ui/api/mcp-servers/${id}/health-check`],
+      ['GET', '/ui/api/mcp-bindings'],
+      ['POST', '/ui/api/mcp-bindings'],
+      ['DELETE', '/ui/api/mcp-bindings/mcpb_x'],
+      ['GET', '/ui/api/mcp-tool-policies'],
+      ['POST', '/ui/api/mcp-tool-policies'],
+      ['DELETE', '/ui/api/mcp-tool-policies/mcpp_x'],
+      ['GET', '/ui/api/mcp-approval-requests'],
+      ['POST', '/ui/api/mcp-approval-requests/apr_x/decision'],
+    ] as const;
+    for (const [method, path] of routes) {
+      const body = method === 'GET' || method === 'DELETE' ? undefined : '{}';
+      const send = (authorization?: string) =>
+        fetch(gateway.baseUrl + path, {
+          method,
+          headers: {
+            ...(authorization ? { authorization } : {}),
+            ...(body ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(body ? { body } : {}),
+        }).then((response) => response.status);
+      expect(await send(), `${method} ${path} without a key`).toBe(401);
+      expect(await send(`Bearer ${memberKey.key}`), `${method} ${path} as a member`).toBe(403);
+      expect(await send(`Bearer ${plainKey.key}`), `${method} ${path} with a plain key`).toBe(403);
+    }
+    expect((await adminOk(gateway, 'GET', `/ui/api/mcp-servers/${id}`)).server_key).toBe('guarded');
   });
 });
 

@@ -156,6 +156,9 @@ describe.each(await availableBackends())('MCP tool policies on %s', (_name, make
     expect(answer.error.code).toBe(-32030);
     expect(answer.error.data.timeout_ms).toBe(150);
     expect(Date.now() - started).toBeLessThan(2_000);
+    // The upstream sees its request cancelled long before the tool would have answered.
+    const upstreamCall = upstream.calls('slow').find((call) => call.body.params.arguments.ms === 3_000)!;
+    await waitUntil(() => upstreamCall.aborted);
   });
 
   it('serves identical calls of the same key from the cache without calling the upstream', async () => {

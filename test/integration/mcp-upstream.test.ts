@@ -152,6 +152,11 @@ describe('MCP upstream client', () => {
       (response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<p>secret detail</p>'),
     ],
     [
+      'a content type carrying upstream text',
+      (response) =>
+        response.writeHead(200, { 'content-type': 'text/secret detail' }).end('<p>secret detail</p>'),
+    ],
+    [
       'a response without result or error',
       (response, body) =>
         response
@@ -218,6 +223,47 @@ describe('MCP upstream client', () => {
       base_url: `http://127.0.0.1:${await freePort()}/mcp`,
     });
     expect((await callTool(gateway.baseUrl, key.key, 'gone.echo', { text: 'x' })).error.code).toBe(-32005);
+  });
+
+  it('answers -32005 when the upstream keeps refusing its own new session after re-initializing', async () => {
+    let initializes = 0;
+    const upstream = await startRawUpstream((response, body) => {
+      if (body?.method === 'initialize') {
+        initializes++;
+        return response
+          .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': `s-${initializes}` })
+          .end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: body.id,
+              result: {
+                protocolVersion: '2025-06-18',
+                capabilities: { tools: {} },
+                serverInfo: { name: 'forgetful', version: '1' },
+              },
+            }),
+          );
+      }
+      if (body?.id === undefined) return response.writeHead(202).end();
+      if (body.method === 'tools/list' && initializes === 1) {
+        return response.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: { tools: [{ name: 'go', description: 'Go.', inputSchema: { type: 'object' } }] },
+          }),
+        );
+      }
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('secret detail: no such session');
+    });
+    closers.push(upstream.close);
+    await serve('forgetful', { base_url: upstream.url });
+    const before = initializes;
+    const answer = await callTool(gateway.baseUrl, key.key, 'forgetful.go');
+    expect(answer.error.code).toBe(-32005);
+    expect(answer.error.data.upstream_status).toBe(404);
+    expect(JSON.stringify(answer)).not.toContain('secret detail');
+    expect(initializes - before).toBe(1); // one new handshake, one retry, no loop
   });
 
   it('answers -32030 when the upstream does not answer within request_timeout_ms', async () => {

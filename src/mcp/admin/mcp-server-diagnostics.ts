@@ -12,6 +12,7 @@ import type { DatabaseSchema } from '../../store/db/tables.ts';
 import { windowsAt } from '../approvals/approval-rules.ts';
 import type { OperationsLog } from '../operations-log.ts';
 import { upstreamRpcError } from '../tool-executor.ts';
+import { upstreamSettings } from '../upstream/upstream-clients.ts';
 import { type UpstreamClientOptions, UpstreamMcpClient } from '../upstream/upstream-mcp-client.ts';
 import { UpstreamMcpError } from '../upstream/upstream-mcp-error.ts';
 
@@ -47,15 +48,10 @@ export class McpServerDiagnostics {
   }
 
   async healthCheck(server: McpServerRecord): Promise<HealthCheckReport> {
-    const client = new UpstreamMcpClient(
-      {
-        serverKey: server.server_key,
-        baseUrl: server.base_url,
-        token: server.auth_token_sealed ? this.secretBox.open(server.auth_token_sealed) : undefined,
-        requestTimeoutMs: server.request_timeout_ms,
-      },
-      { ...this.clientOptions, connections: 1 },
-    );
+    const client = new UpstreamMcpClient(upstreamSettings(server, this.secretBox), {
+      ...this.clientOptions,
+      connections: 1,
+    });
     const started = performance.now();
     const report: HealthCheckReport = {
       server_id: server.server_id,

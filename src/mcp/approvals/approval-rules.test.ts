@@ -3,6 +3,7 @@ import type { McpApprovalRecord } from '../../store/db/repositories/mcp-approval
 import {
   APPROVAL_USABLE_MS,
   nextStep,
+  oldestRelevantCreation,
   PENDING_TTL_MS,
   REJECTION_APPLIES_MS,
   visibleStatus,
@@ -29,26 +30,26 @@ const request = (changes: Partial<McpApprovalRecord>): McpApprovalRecord => ({
 
 describe('approval state table', () => {
   it('(none) → a new pending request', () => {
-    expect(nextStep(undefined, created)).toEqual({ kind: 'create' });
+    expect(nextStep([], created)).toEqual({ kind: 'create' });
   });
 
   it('pending → the identical call waits on the same request until 24 hours pass, then it shows expired', () => {
-    expect(nextStep(request({}), created + PENDING_TTL_MS - 1)).toEqual({
+    expect(nextStep([request({})], created + PENDING_TTL_MS - 1)).toEqual({
       kind: 'wait',
       approvalRequestId: 'apr_1',
     });
     expect(visibleStatus(request({}), created + PENDING_TTL_MS - 1)).toBe('pending');
     expect(visibleStatus(request({}), created + PENDING_TTL_MS)).toBe('expired');
-    expect(nextStep(request({}), created + PENDING_TTL_MS)).toEqual({ kind: 'create' });
+    expect(nextStep([request({})], created + PENDING_TTL_MS)).toEqual({ kind: 'create' });
   });
 
   it('approved → consumable once within 15 minutes; consumed → a new request', () => {
     const approved = request({ status: 'approved', decided_at: created + 10 });
-    expect(nextStep(approved, created + 10 + APPROVAL_USABLE_MS - 1)).toEqual({
+    expect(nextStep([approved], created + 10 + APPROVAL_USABLE_MS - 1)).toEqual({
       kind: 'consume',
       approvalRequestId: 'apr_1',
     });
-    expect(nextStep({ ...approved, consumed_at: created + 20 }, created + 30)).toEqual({ kind: 'create' });
+    expect(nextStep([{ ...approved, consumed_at: created + 20 }], created + 30)).toEqual({ kind: 'create' });
     expect(visibleStatus({ ...approved, consumed_at: created + 20 }, created + PENDING_TTL_MS * 2)).toBe(
       'approved',
     );
@@ -57,16 +58,44 @@ describe('approval state table', () => {
   it('approved → expired when 15 minutes pass unused', () => {
     const approved = request({ status: 'approved', decided_at: created + 10 });
     expect(visibleStatus(approved, created + 10 + APPROVAL_USABLE_MS)).toBe('expired');
-    expect(nextStep(approved, created + 10 + APPROVAL_USABLE_MS)).toEqual({ kind: 'create' });
+    expect(nextStep([approved], created + 10 + APPROVAL_USABLE_MS)).toEqual({ kind: 'create' });
   });
 
   it('rejected → identical calls are refused with the same id for 15 minutes, then a new request', () => {
     const rejected = request({ status: 'rejected', decided_at: created + 10 });
-    expect(nextStep(rejected, created + 10 + REJECTION_APPLIES_MS - 1)).toEqual({
+    expect(nextStep([rejected], created + 10 + REJECTION_APPLIES_MS - 1)).toEqual({
       kind: 'rejected',
       approvalRequestId: 'apr_1',
     });
-    expect(nextStep(rejected, created + 10 + REJECTION_APPLIES_MS)).toEqual({ kind: 'create' });
+    expect(nextStep([rejected], created + 10 + REJECTION_APPLIES_MS)).toEqual({ kind: 'create' });
     expect(visibleStatus(rejected, created + PENDING_TTL_MS * 2)).toBe('rejected');
+  });
+
+  it('with several requests for one call (racing first calls): a rejection, then an approval, then the newest pending', () => {
+    const pending = (id: string) => request({ approval_request_id: id });
+    const approved = request({ approval_request_id: 'apr_ok', status: 'approved', decided_at: created + 5 });
+    const rejected = request({ approval_request_id: 'apr_no', status: 'rejected', decided_at: created + 5 });
+    const now = created + 10;
+    expect(nextStep([pending('apr_new'), pending('apr_old')], now)).toEqual({
+      kind: 'wait',
+      approvalRequestId: 'apr_new',
+    });
+    expect(nextStep([pending('apr_new'), approved], now)).toEqual({
+      kind: 'consume',
+      approvalRequestId: 'apr_ok',
+    });
+    expect(nextStep([approved, rejected], now)).toEqual({ kind: 'rejected', approvalRequestId: 'apr_no' });
+    expect(nextStep([pending('apr_new'), { ...approved, consumed_at: now }], now)).toEqual({
+      kind: 'wait',
+      approvalRequestId: 'apr_new',
+    });
+  });
+
+  it('looks back far enough for an approval decided at the end of the pending window', () => {
+    const lateDecision = created + PENDING_TTL_MS - 1;
+    const approved = request({ status: 'approved', decided_at: lateDecision });
+    const lastUsableMoment = lateDecision + APPROVAL_USABLE_MS - 1;
+    expect(nextStep([approved], lastUsableMoment).kind).toBe('consume');
+    expect(created).toBeGreaterThan(oldestRelevantCreation(lastUsableMoment));
   });
 });

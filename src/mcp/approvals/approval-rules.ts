@@ -47,18 +47,36 @@ export type NextStep =
   /** Approved within 15 minutes and unused: consume it, then run the tool once. */
   | { kind: 'consume'; approvalRequestId: string };
 
-export function nextStep(latest: McpApprovalRecord | undefined, now: number): NextStep {
-  if (!latest) return { kind: 'create' };
-  const id = latest.approval_request_id;
-  switch (visibleStatus(latest, now)) {
+/** Requests created at or before this instant can no longer apply (pending expired, decisions lapsed). */
+export function oldestRelevantCreation(now: number): number {
+  return now - PENDING_TTL_MS - Math.max(APPROVAL_USABLE_MS, REJECTION_APPLIES_MS);
+}
+
+/**
+ * What the identical call does next, given its recent requests. Usually there is one; when racing
+ * first calls created several, an active rejection wins, then a usable approval (whichever request an
+ * administrator decided), then the newest pending request.
+ */
+export function nextStep(requests: readonly McpApprovalRecord[], now: number): NextStep {
+  const steps = requests.map((request) => stepOf(request, now));
+  return (
+    steps.find((step) => step.kind === 'rejected') ??
+    steps.find((step) => step.kind === 'consume') ??
+    steps.find((step) => step.kind === 'wait') ?? { kind: 'create' }
+  );
+}
+
+function stepOf(request: McpApprovalRecord, now: number): NextStep {
+  const id = request.approval_request_id;
+  switch (visibleStatus(request, now)) {
     case 'pending':
       return { kind: 'wait', approvalRequestId: id };
     case 'rejected':
-      return now - (latest.decided_at ?? 0) < REJECTION_APPLIES_MS
+      return now - (request.decided_at ?? 0) < REJECTION_APPLIES_MS
         ? { kind: 'rejected', approvalRequestId: id }
         : { kind: 'create' };
     case 'approved':
-      return latest.consumed_at === null ? { kind: 'consume', approvalRequestId: id } : { kind: 'create' };
+      return request.consumed_at === null ? { kind: 'consume', approvalRequestId: id } : { kind: 'create' };
     case 'expired':
       return { kind: 'create' };
   }

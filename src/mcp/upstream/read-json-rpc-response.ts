@@ -17,7 +17,8 @@ export async function readJsonRpcResponse(
   const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
   if (mediaType === 'application/json') return fromJson(await readText(body, maxBytes), id);
   if (mediaType === 'text/event-stream') return fromEventStream(limited(body, maxBytes), id);
-  throw new UpstreamMcpError('malformed', `unexpected content type '${mediaType.slice(0, 60)}'`);
+  // The header is upstream text: name the rule, not the value.
+  throw new UpstreamMcpError('malformed', 'the answer is neither application/json nor text/event-stream');
 }
 
 async function readText(body: AsyncIterable<Uint8Array | string>, maxBytes: number): Promise<string> {

@@ -4,7 +4,11 @@
  */
 import type { SecretBox } from '../../lib/secret-box.ts';
 import type { McpServerRecord } from '../../store/db/repositories/mcp-server-repository.ts';
-import { type UpstreamClientOptions, UpstreamMcpClient } from './upstream-mcp-client.ts';
+import {
+  type UpstreamClientOptions,
+  UpstreamMcpClient,
+  type UpstreamServerSettings,
+} from './upstream-mcp-client.ts';
 
 export class UpstreamClients {
   private readonly clients = new Map<string, { fingerprint: string; client: UpstreamMcpClient }>();
@@ -26,19 +30,7 @@ export class UpstreamClients {
     const existing = this.clients.get(server.server_id);
     if (existing?.fingerprint === fingerprint) return existing.client;
     if (existing) void existing.client.close().catch(() => {});
-    const token =
-      server.auth_mode === 'bearer' && server.auth_token_sealed !== null
-        ? this.secretBox.open(server.auth_token_sealed)
-        : undefined;
-    const client = new UpstreamMcpClient(
-      {
-        serverKey: server.server_key,
-        baseUrl: server.base_url,
-        token,
-        requestTimeoutMs: server.request_timeout_ms,
-      },
-      this.options,
-    );
+    const client = new UpstreamMcpClient(upstreamSettings(server, this.secretBox), this.options);
     this.clients.set(server.server_id, { fingerprint, client });
     return client;
   }
@@ -54,4 +46,20 @@ export class UpstreamClients {
     this.clients.clear();
     await Promise.all(all.map((entry) => entry.client.close().catch(() => {})));
   }
+}
+
+/**
+ * How to reach a server: the one place that decides whether its token is sent, so tool calls, refreshes
+ * and health checks all honour auth_mode (a token kept after switching to `none` stays unused).
+ */
+export function upstreamSettings(server: McpServerRecord, secretBox: SecretBox): UpstreamServerSettings {
+  return {
+    serverKey: server.server_key,
+    baseUrl: server.base_url,
+    token:
+      server.auth_mode === 'bearer' && server.auth_token_sealed !== null
+        ? secretBox.open(server.auth_token_sealed)
+        : undefined,
+    requestTimeoutMs: server.request_timeout_ms,
+  };
 }

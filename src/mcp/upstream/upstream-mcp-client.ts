@@ -37,6 +37,8 @@ interface Session {
 }
 
 const MAX_TOOL_PAGES = 50;
+/** Ending a session is a courtesy: it never holds up a shutdown or a health check for long. */
+const END_SESSION_TIMEOUT_MS = 2_000;
 
 export class UpstreamMcpClient {
   readonly settings: UpstreamServerSettings;
@@ -101,8 +103,23 @@ export class UpstreamMcpClient {
     return { protocolVersion: session.protocolVersion, sessionId: session.id };
   }
 
+  /** Ends the upstream session (best effort, as the transport asks of clients), then closes the pool. */
   async close(): Promise<void> {
+    const session = this.established;
+    this.session = undefined;
+    this.established = undefined;
+    if (session?.id !== undefined) await this.endSession(session).catch(() => {});
     await this.pool.close();
+  }
+
+  private async endSession(session: Session): Promise<void> {
+    const { body } = await this.pool.request({
+      path: this.path,
+      method: 'DELETE',
+      headers: this.headersFor(session),
+      signal: AbortSignal.timeout(Math.min(this.settings.requestTimeoutMs, END_SESSION_TIMEOUT_MS)),
+    });
+    await body.dump();
   }
 
   /** Sends a request in the current session; re-initializes once if the upstream forgot the session. */
@@ -117,7 +134,13 @@ export class UpstreamMcpClient {
     } catch (error) {
       if (!(error instanceof SessionExpired)) throw error;
       this.forget(session);
-      return this.send(method, params, await this.ensureSession(options.signal), options);
+      try {
+        return await this.send(method, params, await this.ensureSession(options.signal), options);
+      } catch (retryError) {
+        // A session refused right after its own handshake is a broken upstream, not an expired session.
+        if (retryError instanceof SessionExpired) throw retryError.asFailure(method);
+        throw retryError;
+      }
     }
   }
 
@@ -205,7 +228,7 @@ export class UpstreamMcpClient {
       // 404 is how the transport says a session ended; some servers (the reference server-everything
       // among them) answer 400 to a session they no longer know. Either way: one new handshake, one retry.
       if ((statusCode === 404 || statusCode === 400) && session.id !== undefined && !initializing) {
-        throw new SessionExpired();
+        throw new SessionExpired(statusCode);
       }
       if (statusCode === 401 || statusCode === 403) throw authFailure(statusCode);
       if (statusCode < 200 || statusCode >= 300) {
@@ -245,10 +268,8 @@ export class UpstreamMcpClient {
       ...options.headers,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': session.protocolVersion,
+      ...this.headersFor(session),
     };
-    if (session.id !== undefined) headers['mcp-session-id'] = session.id;
-    if (this.settings.token !== undefined) headers.authorization = `Bearer ${this.settings.token}`;
     try {
       const response = await this.pool.request({
         path: this.path,
@@ -262,10 +283,31 @@ export class UpstreamMcpClient {
       throw classifyAbort(error, signal, options.signal, this.settings.requestTimeoutMs);
     }
   }
+
+  /** The headers every request of a session carries: protocol version, session id, credentials. */
+  private headersFor(session: Session): Record<string, string> {
+    const headers: Record<string, string> = { 'mcp-protocol-version': session.protocolVersion };
+    if (session.id !== undefined) headers['mcp-session-id'] = session.id;
+    if (this.settings.token !== undefined) headers.authorization = `Bearer ${this.settings.token}`;
+    return headers;
+  }
 }
 
-/** Internal: the upstream no longer knows our session (HTTP 404 with a session id). */
-class SessionExpired extends Error {}
+/** Internal: the upstream no longer knows our session (HTTP 404, or 400, with a session id). */
+class SessionExpired extends Error {
+  readonly status: number;
+
+  constructor(status: number) {
+    super(`the upstream answered HTTP ${status} to its session`);
+    this.status = status;
+  }
+
+  asFailure(method: string): UpstreamMcpError {
+    return new UpstreamMcpError('http_status', `${method} answered HTTP ${this.status}`, {
+      status: this.status,
+    });
+  }
+}
 
 function authFailure(status: number): UpstreamMcpError {
   return new UpstreamMcpError('auth', `the upstream answered HTTP ${status}`, { status });

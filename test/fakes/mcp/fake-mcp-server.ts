@@ -21,6 +21,8 @@ export interface RecordedRequest {
   headers: IncomingMessage['headers'];
   /** The parsed JSON-RPC body (POST only). */
   body: any;
+  /** True once the caller closed the connection before the answer was complete (an aborted request). */
+  aborted: boolean;
 }
 
 export interface FakeMcpServer {
@@ -114,7 +116,16 @@ export async function startFakeMcpServer(options: FakeMcpOptions): Promise<FakeM
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const text = await readBody(request);
     const body = text ? JSON.parse(text) : undefined;
-    requests.push({ method: request.method ?? '', headers: request.headers, body });
+    const entry: RecordedRequest = {
+      method: request.method ?? '',
+      headers: request.headers,
+      body,
+      aborted: false,
+    };
+    requests.push(entry);
+    response.on('close', () => {
+      if (!response.writableFinished) entry.aborted = true;
+    });
     if (options.token !== undefined && request.headers.authorization !== `Bearer ${options.token}`) {
       response
         .writeHead(401, { 'content-type': 'application/json' })

@@ -39,6 +39,9 @@ export interface ApprovalFilter {
   status?: ApprovalStatus | undefined;
 }
 
+/** Enough for every request of one call that can still apply (the state table creates few). */
+const MAX_RECENT_FOR_CALL = 50;
+
 type ApprovalQuery = SelectQueryBuilder<DatabaseSchema, 'mcp_approval_requests', object>;
 
 export class McpApprovalRepository {
@@ -68,17 +71,21 @@ export class McpApprovalRepository {
     return row && toRecord(row);
   }
 
-  /** The newest request for an identical call, if any. */
-  async latestForCall(callHash: string): Promise<McpApprovalRecord | undefined> {
-    const row = await this.db
+  /**
+   * The requests for an identical call created after `createdAfter`, newest first. Older ones can no
+   * longer apply; a few can be live at once, because identical first calls that race each create one.
+   */
+  async recentForCall(callHash: string, createdAfter: number): Promise<McpApprovalRecord[]> {
+    const rows = await this.db
       .selectFrom('mcp_approval_requests')
       .selectAll()
       .where('call_hash', '=', callHash)
+      .where('created_at', '>', createdAfter)
       .orderBy('created_at', 'desc')
       .orderBy('approval_request_id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row && toRecord(row);
+      .limit(MAX_RECENT_FOR_CALL)
+      .execute();
+    return rows.map(toRecord);
   }
 
   async list(
