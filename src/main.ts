@@ -150,8 +150,9 @@ async function serveWorker(
       },
       `Switchboard ${VERSION} listening on ${address}`,
     );
-    logger.flush();
   }
+  // Start-up lines are written now rather than when the asynchronous log buffer next fills.
+  logger.flush();
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

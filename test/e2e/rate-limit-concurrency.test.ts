@@ -52,6 +52,15 @@ general_settings:
   async function start(args: string[] = []): Promise<SpawnedGateway> {
     const gateway = await spawnGateway(['--config', config, ...args], { LOG_LEVEL: 'info' });
     running.push(gateway);
+    // The first worker to listen answers the readiness poll; wait for every worker before sending load.
+    const workers = Number(args[args.indexOf('--workers') + 1] ?? 1) || 1;
+    for (
+      let attempt = 0;
+      attempt < 100 && (gateway.output().match(/Server listening/g) ?? []).length < workers;
+      attempt++
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     return gateway;
   }
 
