@@ -47,13 +47,6 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(requestMetricsPlugin, { metrics: deps.metrics, logRequests: general.request_logging });
   await app.register(authenticationPlugin, { authenticator: deps.authenticator });
   await app.register(openApiPlugin, { version: VERSION });
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-  // While draining, answers close their connection so keep-alive sockets do not hold up the exit.
-  app.addHook('onSend', async (_request, reply) => {
-    if (deps.readiness.isDraining) reply.header('connection', 'close');
-  });
 
   registerHealthRoutes(app, deps);
   registerMetricsRoute(app, deps);

@@ -13,7 +13,8 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
   const registers = [registry];
   return {
     registry,
-    httpRequests: new Counter({
+    /** inc(method, route, status) */
+    httpRequests: new TallyCounter({
       name: 'gateway_http_requests_total',
       help: 'HTTP requests answered, by route and status.',
       labelNames: ['method', 'route', 'status'] as const,
@@ -26,7 +27,8 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
       buckets: latencyBuckets,
       registers,
     }),
-    requests: new Counter({
+    /** inc(model, status) */
+    requests: new TallyCounter({
       name: 'gateway_requests_total',
       help: 'Proxied model requests, by public model and status.',
       labelNames: ['model', 'status'] as const,

@@ -231,7 +231,7 @@ export class ChatCompletions {
 
   private finish(model: string, status: number, startedAt: number): void {
     const { metrics } = this.options;
-    metrics.requests.inc({ model, status });
+    metrics.requests.inc(model, String(status));
     metrics.requestDuration.observe({ model }, (performance.now() - startedAt) / 1000);
   }
 }

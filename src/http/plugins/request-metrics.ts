@@ -1,13 +1,14 @@
 /**
- * Counts every HTTP answer by route and status and observes its duration. Routes that write the
- * response themselves (streams) call `request.recordResponse(status)` when they finish.
+ * The request lifecycle at the edge: echoes the request id in `x-request-id`, counts every HTTP answer
+ * by route and status, observes its duration, and writes one access-log line. Routes that write the
+ * response themselves (streams) call `reply.recordResponse(status)` when they finish.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../../observability/metrics.ts';
 
 declare module 'fastify' {
-  interface FastifyRequest {
+  interface FastifyReply {
     recordResponse(status: number): void;
   }
 }
@@ -15,33 +16,28 @@ declare module 'fastify' {
 export const requestMetricsPlugin = fp(
   async (app: FastifyInstance, options: { metrics: Metrics; logRequests: boolean }) => {
     const { metrics, logRequests } = options;
-    function record(request: FastifyRequest, status: number, durationSeconds: number): void {
+    function record(reply: FastifyReply, status: number): void {
+      const { request } = reply;
       const route = request.routeOptions.url ?? 'unmatched';
-      metrics.httpRequests.inc({ method: request.method, route, status });
-      metrics.httpRequestDuration.observe({ method: request.method, route }, durationSeconds);
+      const seconds = reply.elapsedTime / 1000;
+      metrics.httpRequests.inc(request.method, route, String(status));
+      metrics.httpRequestDuration.observe({ method: request.method, route }, seconds);
       if (logRequests) {
         request.log.info(
-          { method: request.method, url: route, status, ms: Math.round(durationSeconds * 10_000) / 10 },
+          { method: request.method, url: route, status, ms: Math.round(seconds * 10_000) / 10 },
           'request completed',
         );
       }
     }
-    app.decorateRequest('recordResponse', function (this: FastifyRequest, status: number) {
-      record(this, status, (performance.now() - startedAt(this)) / 1000);
+    app.decorateReply('recordResponse', function (this: FastifyReply, status: number) {
+      record(this, status);
     });
-    app.addHook('onRequest', async (request) => {
-      (request as RequestWithStart)[startKey] = performance.now();
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', request.id);
     });
-    app.addHook('onResponse', async (request, reply) => {
-      record(request, reply.statusCode, reply.elapsedTime / 1000);
+    app.addHook('onResponse', async (_request, reply) => {
+      record(reply, reply.statusCode);
     });
   },
   { name: 'switchboard-request-metrics' },
 );
-
-const startKey = Symbol('startedAt');
-type RequestWithStart = FastifyRequest & { [startKey]?: number };
-
-function startedAt(request: FastifyRequest): number {
-  return (request as RequestWithStart)[startKey] ?? performance.now();
-}

@@ -52,7 +52,7 @@ export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencie
       };
       if (outcome.kind === 'json') return reply.headers(headers).type('application/json').send(outcome.json);
       await writeEventStream(reply, headers, outcome.events, signal);
-      request.recordResponse(200);
+      reply.recordResponse(200);
       return reply;
     },
   );
