@@ -31,8 +31,14 @@ export interface AdmissionInput {
 export interface AdmissionTicket {
   readonly headers: Readonly<Record<string, string>>;
   readonly reads: readonly number[];
-  /** Reports the real token use, adds `adjustments`, and releases the slot; never throws. */
-  settle(outcome: { totalTokens?: number | undefined; adjustments?: readonly CounterAdjustment[] }): void;
+  /**
+   * Reports the real token use, adds `adjustments`, and releases the slot. Resolves when the store has
+   * taken it (or failed to: failures are logged and counted, never thrown).
+   */
+  settle(outcome: {
+    totalTokens?: number | undefined;
+    adjustments?: readonly CounterAdjustment[];
+  }): Promise<void>;
 }
 
 export interface CallerAdmissionOptions {
@@ -132,7 +138,7 @@ export class CallerAdmission {
     estimate: number,
     slot: { key: string; member: string } | undefined,
     outcome: { totalTokens?: number | undefined; adjustments?: readonly CounterAdjustment[] },
-  ): void {
+  ): Promise<void> {
     const adjustments: CounterAdjustment[] = [...(outcome.adjustments ?? [])];
     if (outcome.totalTokens !== undefined && outcome.totalTokens !== estimate) {
       for (const item of planned) {
@@ -144,8 +150,8 @@ export class CallerAdmission {
         });
       }
     }
-    if (adjustments.length === 0 && !slot) return;
-    store
+    if (adjustments.length === 0 && !slot) return Promise.resolve();
+    return store
       .settle({ adjustments, ...(slot ? { release: { key: slot.key, member: slot.member } } : {}) })
       .catch((error: unknown) => {
         this.options.metrics.rateLimitStoreErrors.inc();
@@ -193,7 +199,11 @@ export class CallerAdmission {
   }
 }
 
-const emptyTicket: AdmissionTicket = Object.freeze({ headers: {}, reads: [], settle: () => {} });
+const emptyTicket: AdmissionTicket = Object.freeze({
+  headers: {},
+  reads: [],
+  settle: () => Promise.resolve(),
+});
 
 function storeUnavailable(): GatewayError {
   return new GatewayError({

@@ -211,7 +211,8 @@ export class ChatCompletions {
       }
     }
     this.answered(model, deployment, usage, charge);
-    charge.settle();
+    // Spec: the answer's accounting is awaited before the terminal marker (failures are only logged).
+    await charge.settle();
     this.finish(model, 200, startedAt);
     yield DONE_EVENT;
   }

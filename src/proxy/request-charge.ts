@@ -37,11 +37,14 @@ export class RequestCharge {
     this.adjustments.push(...this.deploymentCapacity.settlement(deploymentId, usage?.total_tokens));
   }
 
-  /** Ends the request's charge; later calls do nothing. */
-  settle(): void {
-    if (this.settled) return;
+  /** Ends the request's charge (later calls resolve at once); resolves when the store has taken it. */
+  settle(): Promise<void> {
+    if (this.settled) return Promise.resolve();
     this.settled = true;
     const known = this.calls > 0 && !this.usageUnknown;
-    this.ticket.settle({ totalTokens: known ? this.tokens : undefined, adjustments: this.adjustments });
+    return this.ticket.settle({
+      totalTokens: known ? this.tokens : undefined,
+      adjustments: this.adjustments,
+    });
   }
 }
