@@ -3,10 +3,9 @@
  * beside the upstream (a production Redis runs on another machine, not on the gateway's CPU).
  */
 import type { ChildProcess } from 'node:child_process';
-import { createConnection } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { acceptsConnections, freePort } from '../../test/support/tcp-ports.ts';
 import { spawnTracked, stopProcess } from '../run/child-processes.ts';
-import { freePort } from './free-port.ts';
 
 export interface PrivateRedis {
   url: string;
@@ -22,7 +21,7 @@ export async function startPrivateRedis(cpu: number | undefined): Promise<Privat
     { cpu },
   );
   for (let attempt = 0; attempt < 100; attempt++) {
-    if (await accepts(port)) {
+    if (await acceptsConnections(port)) {
       return { url: `redis://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopProcess(child) };
     }
     if (child.exitCode !== null)
@@ -31,15 +30,4 @@ export async function startPrivateRedis(cpu: number | undefined): Promise<Privat
   }
   await stopProcess(child);
   throw new Error('redis-server did not accept connections within 5 s');
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

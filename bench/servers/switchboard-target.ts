@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { freePort } from '../../test/support/tcp-ports.ts';
 import { BENCH_MODEL } from '../load/chat-request-body.ts';
 import { spawnTracked, stopProcess } from '../run/child-processes.ts';
 import { ANSWER_TEXT } from './chat-payloads.ts';
-import { freePort } from './free-port.ts';
 import { issueBenchKeys } from './switchboard-keys.ts';
 
 export type SwitchboardProvider = 'openai' | 'fake';

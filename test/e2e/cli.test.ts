@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.ts';
 import { runCli, type SpawnedGateway, spawnGateway } from '../support/spawn-gateway.ts';
+import { freePort } from '../support/tcp-ports.ts';
 
 const folders: string[] = [];
 const tempFolder = () => {

@@ -10,9 +10,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
-import { freePort } from '../support/free-port.ts';
 import { bind, connectClient, createKey, registerServer } from '../support/mcp-fixtures.ts';
 import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
+import { freePort } from '../support/tcp-ports.ts';
 
 const everythingCli = join(
   createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json'),

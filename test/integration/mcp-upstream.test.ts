@@ -7,9 +7,9 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeMcpServer, startRawUpstream } from '../fakes/mcp/fake-mcp-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
-import { freePort } from '../support/free-port.ts';
 import { adminOk, bind, callTool, createKey, registerServer } from '../support/mcp-fixtures.ts';
 import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
+import { freePort } from '../support/tcp-ports.ts';
 
 type Scenario = (response: ServerResponse, body: any) => void;
 

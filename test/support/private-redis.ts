@@ -4,9 +4,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createConnection } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freePort } from './free-port.ts';
+import { acceptsConnections, freePort } from './tcp-ports.ts';
 
 export class PrivateRedis {
   readonly port: number;
@@ -37,7 +36,7 @@ export class PrivateRedis {
     );
     this.child = child;
     for (let attempt = 0; attempt < 100; attempt++) {
-      if (await accepts(this.port)) return;
+      if (await acceptsConnections(this.port)) return;
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
       await delay(50);
     }
@@ -53,15 +52,4 @@ export class PrivateRedis {
     await exited;
     this.child = undefined;
   }
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

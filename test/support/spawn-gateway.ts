@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freePort } from './free-port.ts';
+import { freePort } from './tcp-ports.ts';
 
 export interface SpawnedGateway {
   child: ChildProcess;
