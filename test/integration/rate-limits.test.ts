@@ -128,6 +128,15 @@ model_list:
     );
   });
 
+  it('checks per-model token limits with the estimate (team_model_tpm)', async () => {
+    clock.set(at('2026-11-23T12:00:00Z'));
+    const team = unique('team');
+    await gateway.admin('POST', '/ui/api/teams', { team_id: team, model_tpm_limit: { demo: 10 } });
+    const key = await gateway.createKey({ team_id: team });
+    await expectRejected(await chat(key), 'team_model_tpm');
+    expect((await chat(key, 'slow')).status).toBe(200);
+  });
+
   it('applies per-model limits only to their model (key_model_rpm)', async () => {
     clock.set(at('2026-11-23T12:00:00Z'));
     const key = await gateway.createKey({ model_rpm_limit: { demo: 1 } });
@@ -332,5 +341,33 @@ router_settings:
     const onA = served.filter((id) => id === 'aware-a').length;
     expect(onA).toBe(19);
     expect(served.slice(19).every((id) => id === 'aware-b')).toBe(true);
+  });
+});
+
+describe('deployment limits without enable_pre_call_checks', () => {
+  it('are not enforced: a deployment past its rpm_limit keeps serving', async () => {
+    const backend = (await availableBackends())[0]![1]();
+    const gateway = await startTestGateway({
+      backend,
+      yaml: `
+model_list:
+  - { model_name: capped, params: { provider: fake, model: a }, model_info: { id: capped-only, rpm_limit: 1 } }
+`,
+    });
+    try {
+      const statuses: number[] = [];
+      for (let index = 0; index < 3; index++) {
+        const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${gateway.masterKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'capped', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        statuses.push(response.status);
+      }
+      expect(statuses).toEqual([200, 200, 200]);
+    } finally {
+      await gateway.close();
+      await backend.cleanup();
+    }
   });
 });
