@@ -79,7 +79,14 @@ export class CallerAdmission {
     const { caller } = input;
     const planned = caller.kind === 'master' ? [] : planChecks(caller, input.model, input.tokenEstimate);
     const slotLimit = caller.kind === 'master' ? null : caller.maxParallelRequests;
-    if (planned.length === 0 && slotLimit === null && input.reads.length === 0) return emptyTicket;
+    if (planned.length === 0 && slotLimit === null && input.reads.length === 0) {
+      // fail_closed refuses every request while the store is down, also those with nothing to count.
+      if (this.options.degradedMode === 'fail_closed' && !this.options.store.isAvailable()) {
+        this.options.metrics.rateLimitStoreErrors.inc();
+        throw storeUnavailable();
+      }
+      return emptyTicket;
+    }
     const slot =
       slotLimit !== null && caller.keyId !== null
         ? {
@@ -178,10 +185,14 @@ export class CallerAdmission {
         param: 'key_max_parallel_requests',
         message: `The API key already has ${response.count} of ${slotLimit} allowed requests in flight (key_max_parallel_requests). Wait for one to finish.`,
         retryAfter: 1,
+        headers: rateLimitHeaders([], planned),
       });
     }
     this.options.metrics.rateLimitDecisions.inc(failed.scope, failed.dimension, 'rejected');
-    const headers = rateLimitHeaders([{ planned: failed, count: response.count, reset: response.reset }]);
+    const headers = rateLimitHeaders(
+      [{ planned: failed, count: response.count, reset: response.reset }],
+      planned,
+    );
     return new GatewayError({
       status: 429,
       type: ErrorType.rateLimit,

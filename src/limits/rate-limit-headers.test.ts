@@ -25,6 +25,13 @@ describe('rate-limit headers', () => {
     });
   });
 
+  it('list every scope checked even when only the failing check has counts (a 429)', () => {
+    const checked = [planned('org_rpm', 'requests', 100), planned('key_rpm', 'requests', 2)];
+    const headers = rateLimitHeaders([{ planned: checked[1]!, count: 2, reset: 0 }], checked);
+    expect(headers['x-gateway-ratelimit-scope']).toBe('org_rpm,key_rpm');
+    expect(headers['x-ratelimit-limit-requests']).toBe('2');
+  });
+
   it('warn near_limit only above 80% of a limit', () => {
     expect(
       rateLimitHeaders([{ planned: planned('key_rpm', 'requests', 10), count: 8, reset: 0 }])[

@@ -14,8 +14,15 @@ export interface CheckState {
   reset: number;
 }
 
-export function rateLimitHeaders(states: readonly CheckState[]): Record<string, string> {
-  if (states.length === 0) return {};
+/**
+ * `checked` names every scope checked (on a 429 `states` holds only the failing check, yet the scope
+ * header still lists them all); it defaults to the names of `states`.
+ */
+export function rateLimitHeaders(
+  states: readonly CheckState[],
+  checked: readonly PlannedCheck[] = states.map((state) => state.planned),
+): Record<string, string> {
+  if (states.length === 0 && checked.length === 0) return {};
   const headers: Record<string, string> = {};
   for (const counts of ['requests', 'tokens'] as const) {
     let tightest: CheckState | undefined;
@@ -34,7 +41,7 @@ export function rateLimitHeaders(states: readonly CheckState[]): Record<string, 
     headers[`x-ratelimit-remaining-${counts}`] = String(remaining(tightest));
     headers[`x-ratelimit-reset-${counts}`] = String(Math.ceil(tightest.reset / 1000));
   }
-  headers['x-gateway-ratelimit-scope'] = states.map((state) => state.planned.name).join(',');
+  headers['x-gateway-ratelimit-scope'] = checked.map((item) => item.name).join(',');
   if (states.some((state) => state.count > state.planned.check.limit * WARNING_THRESHOLD))
     headers['x-ratelimit-warning'] = 'near_limit';
   return headers;

@@ -22,6 +22,7 @@ describe.runIf(redisServerInstalled).each(['fail_open', 'fail_closed'] as const)
     let backend: Backend;
     let gateway: TestGateway;
     let key: string;
+    let unlimitedKey: string;
 
     beforeAll(async () => {
       redis = await PrivateRedis.start();
@@ -31,6 +32,7 @@ describe.runIf(redisServerInstalled).each(['fail_open', 'fail_closed'] as const)
         generalSettings: `  redis_url: ${JSON.stringify(redis.url)}\n  redis_degraded_mode: ${mode}\n`,
       });
       key = await gateway.createKey({ rpm_limit: 3 });
+      unlimitedKey = await gateway.createKey({});
     });
     afterAll(async () => {
       await gateway?.close();
@@ -38,7 +40,7 @@ describe.runIf(redisServerInstalled).each(['fail_open', 'fail_closed'] as const)
       await backend?.cleanup();
     });
 
-    async function timedChat(): Promise<{
+    async function timedChat(bearer = key): Promise<{
       status: number;
       ms: number;
       body: any;
@@ -47,7 +49,7 @@ describe.runIf(redisServerInstalled).each(['fail_open', 'fail_closed'] as const)
       const started = performance.now();
       const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'hi' }] }),
       });
       const body = await response.json();
@@ -86,6 +88,10 @@ describe.runIf(redisServerInstalled).each(['fail_open', 'fail_closed'] as const)
           expect(results[0]!.body.error.code).toBe('shared_store_unavailable');
           expect(results[0]!.retryAfter).toBe('1');
         }
+        // Issue 9: fail_closed refuses every request, also a key with no limit to count.
+        const unlimited = await timedChat(unlimitedKey);
+        expect(unlimited.status).toBe(mode === 'fail_open' ? 200 : 503);
+        if (mode === 'fail_closed') expect(unlimited.body.error.code).toBe('shared_store_unavailable');
         const metrics = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
         expect(
           Number(/^gateway_ratelimit_store_errors_total (\d+)$/m.exec(metrics)?.[1]),

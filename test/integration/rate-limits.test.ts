@@ -191,6 +191,13 @@ model_list:
     expect(first.headers.get('x-ratelimit-warning')).toBeNull();
     for (let index = 0; index < 3; index++) await chat(key);
     expect((await chat(key)).headers.get('x-ratelimit-warning')).toBe('near_limit');
+    // Issue 9: a 429 still lists every scope checked, not only the one that failed.
+    const rejected = await chat(key);
+    expect(rejected.status).toBe(429);
+    expect(rejected.headers.get('x-gateway-ratelimit-scope')).toBe(
+      'org_rpm,team_rpm,team_tpm,user_rpm,key_rpm,key_tpd',
+    );
+    expect(rejected.headers.get('x-ratelimit-limit-requests')).toBe('5');
   });
 
   it('sends no rate-limit headers when no limit applies, and exempts the master key', async () => {
