@@ -5,6 +5,7 @@
  * key stops working everywhere as soon as the shared store carries the message.
  */
 import type { Kysely } from 'kysely';
+import { errors } from '../lib/error-catalogue.ts';
 import { newId } from '../lib/random.ts';
 import { CacheInvalidationRepository } from '../store/db/repositories/cache-invalidation-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
@@ -46,11 +47,16 @@ export class AuthInvalidationPublisher {
     targets: readonly InvalidationTarget[],
   ): Promise<QueuedMessage> {
     const queued = { invalidation_id: newId('inv'), message: JSON.stringify(targets) };
-    await new CacheInvalidationRepository(transaction).enqueue(
-      queued.invalidation_id,
-      queued.message,
-      this.now(),
-    );
+    try {
+      await new CacheInvalidationRepository(transaction).enqueue(
+        queued.invalidation_id,
+        queued.message,
+        this.now(),
+      );
+    } catch {
+      // The spec: an update whose invalidation cannot be queued is rolled back with 503.
+      throw errors.invalidationQueueUnavailable();
+    }
     return queued;
   }
 

@@ -35,6 +35,7 @@ export const ErrorCode = {
   noHealthyDeployment: 'no_healthy_deployment',
   noDeploymentCapacity: 'no_deployment_capacity',
   sharedStoreUnavailable: 'shared_store_unavailable',
+  invalidationQueueUnavailable: 'invalidation_queue_unavailable',
 } as const;
 
 export const errors = {
@@ -154,6 +155,16 @@ export const errors = {
       type: ErrorType.unavailable,
       code: ErrorCode.notReady,
       message: 'The gateway is shutting down; retry on another replica.',
+      retryAfter: 1,
+    });
+  },
+  invalidationQueueUnavailable(): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: ErrorCode.invalidationQueueUnavailable,
+      message:
+        'The change was not saved: its cache invalidation could not be queued, so replicas could keep the old value. Retry shortly.',
       retryAfter: 1,
     });
   },
