@@ -39,6 +39,18 @@ export interface AdmissionTicket {
     totalTokens?: number | undefined;
     adjustments?: readonly CounterAdjustment[];
   }): Promise<void>;
+  /**
+   * Charges the caller's per-model limits of another model group (a fallback the router moves to), in
+   * one round trip; false when one of them is exhausted, and then nothing is charged. Settlement
+   * corrects these counters too.
+   */
+  admitModel(model: string): Promise<boolean>;
+}
+
+/** A check charged by this request, and when (the window it counted in). */
+interface Charged {
+  planned: PlannedCheck;
+  at: number;
 }
 
 export interface CallerAdmissionOptions {
@@ -85,7 +97,7 @@ export class CallerAdmission {
         this.options.metrics.rateLimitStoreErrors.inc();
         throw storeUnavailable();
       }
-      return emptyTicket;
+      return caller.kind === 'master' || !hasModelLimits(caller) ? emptyTicket : this.uncountedTicket(input);
     }
     const slot =
       slotLimit !== null && caller.keyId !== null
@@ -111,11 +123,47 @@ export class CallerAdmission {
         reset: response.resets[index]!,
       })),
     );
+    const charged: Charged[] = planned.map((item) => ({ planned: item, at: response.now }));
     return {
       headers,
       reads: response.reads,
-      settle: (outcome) => this.settle(store, planned, response.now, input.tokenEstimate, slot, outcome),
+      settle: (outcome) => this.settle(store, charged, input.tokenEstimate, slot, outcome),
+      admitModel: (model) => this.admitModel(input, model, charged),
     };
+  }
+
+  /** Nothing counted at admission, but per-model limits may apply to a fallback group. */
+  private uncountedTicket(input: AdmissionInput): AdmissionTicket {
+    const charged: Charged[] = [];
+    return {
+      headers: {},
+      reads: [],
+      settle: (outcome) =>
+        charged.length === 0
+          ? Promise.resolve()
+          : this.settle(this.options.store, charged, input.tokenEstimate, undefined, outcome),
+      admitModel: (model) => this.admitModel(input, model, charged),
+    };
+  }
+
+  /** Per-model checks of a fallback group; admitted ones join the request's charge. */
+  private async admitModel(input: AdmissionInput, model: string, charged: Charged[]): Promise<boolean> {
+    if (input.caller.kind === 'master') return true;
+    const planned = planChecks(input.caller, model, input.tokenEstimate).filter(
+      (item) => item.dimension === 'model_rpm' || item.dimension === 'model_tpm',
+    );
+    if (planned.length === 0) return true;
+    const { response } = await this.send((target) =>
+      target.admit({ checks: planned.map((item) => item.check), reads: [] }),
+    );
+    if (!response.admitted) {
+      const failed = planned[response.failed];
+      if (failed) this.options.metrics.rateLimitDecisions.inc(failed.scope, failed.dimension, 'rejected');
+      return false;
+    }
+    this.countDecisions(planned, 'allowed');
+    for (const item of planned) charged.push({ planned: item, at: response.now });
+    return true;
   }
 
   /** Sends to the shared store, or, while it is unreachable, to the fallback (fail_open) or nowhere. */
@@ -140,18 +188,17 @@ export class CallerAdmission {
 
   private settle(
     store: SharedStore,
-    planned: readonly PlannedCheck[],
-    admittedAt: number,
+    charged: readonly Charged[],
     estimate: number,
     slot: { key: string; member: string } | undefined,
     outcome: { totalTokens?: number | undefined; adjustments?: readonly CounterAdjustment[] },
   ): Promise<void> {
     const adjustments: CounterAdjustment[] = [...(outcome.adjustments ?? [])];
     if (outcome.totalTokens !== undefined && outcome.totalTokens !== estimate) {
-      for (const item of planned) {
+      for (const { planned: item, at } of charged) {
         if (item.counts !== 'tokens') continue;
         adjustments.push({
-          key: windowKey(item.check, admittedAt),
+          key: windowKey(item.check, at),
           window: item.check.window,
           delta: outcome.totalTokens - estimate,
         });
@@ -214,7 +261,12 @@ const emptyTicket: AdmissionTicket = Object.freeze({
   headers: {},
   reads: [],
   settle: () => Promise.resolve(),
+  admitModel: () => Promise.resolve(true),
 });
+
+function hasModelLimits(caller: Caller): boolean {
+  return caller.scopes.some((scope) => scope.limits.model_rpm_limit || scope.limits.model_tpm_limit);
+}
 
 function storeUnavailable(): GatewayError {
   return new GatewayError({

@@ -129,6 +129,9 @@ export class ChatCompletions {
       promptTokenEstimate: Math.ceil(context.bodyBytes / 4),
       capacity: charge.capacity,
       deadline,
+      // Fallbacks obey the key's model allow-list, and charge the per-model limits of the group they use.
+      mayUseGroup: (name: string) => mayUseModel(context.caller, name),
+      enterGroup: (name: string) => charge.ticket.admitModel(name),
     };
     try {
       if (request.stream === true) {

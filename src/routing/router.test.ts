@@ -216,6 +216,54 @@ describe('the router', () => {
     });
   });
 
+  it('skips fallback groups the caller may not use (issue 9: the key allow-list)', async () => {
+    const primary = group('primary', { p1: new ScriptedAdapter([], { kind: 'status', status: 500 }) });
+    const forbiddenAdapter = new ScriptedAdapter();
+    const forbidden = group('forbidden', { f1: forbiddenAdapter });
+    const { router, context } = harness([primary, forbidden], {
+      num_retries: 0,
+      fallbacks: { primary: ['forbidden'] },
+    });
+    const error = await rejection(
+      router.complete(primary, request, { ...context, mayUseGroup: (name) => name !== 'forbidden' }),
+    );
+    expect(error.status).toBe(502); // the primary's upstream failure, not an answer from 'forbidden'
+    expect(forbiddenAdapter.calls).toHaveLength(0);
+  });
+
+  it('enters a fallback group only when its per-model limits admit it, skipping it otherwise', async () => {
+    const primary = group('primary', { p1: new ScriptedAdapter([], { kind: 'status', status: 500 }) });
+    const fullAdapter = new ScriptedAdapter();
+    const openAdapter = new ScriptedAdapter();
+    const full = group('full', { x1: fullAdapter });
+    const open = group('open', { o1: openAdapter });
+    const { router, context } = harness([primary, full, open], {
+      num_retries: 0,
+      fallbacks: { primary: ['full', 'open'] },
+    });
+    const entered: string[] = [];
+    const routed = await router.complete(primary, request, {
+      ...context,
+      enterGroup: async (name) => {
+        entered.push(name);
+        return name !== 'full';
+      },
+    });
+    expect(routed.modelGroup).toBe('open');
+    expect(entered).toEqual(['full', 'open']);
+    expect(fullAdapter.calls).toHaveLength(0);
+  });
+
+  it('never offers a context-window fallback the caller may not use', async () => {
+    const small = group('small', { s1: new ScriptedAdapter() }, { maxInputTokens: 100 });
+    const large = group('large', { l1: new ScriptedAdapter() }, { maxInputTokens: 100_000 });
+    const { router, context } = harness([small, large], { context_window_fallbacks: { small: ['large'] } });
+    const error = await rejection(
+      router.complete(small, request, { ...context, promptTokenEstimate: 5_000, mayUseGroup: () => false }),
+    );
+    expect(error).toMatchObject({ status: 400, code: 'context_length_exceeded' });
+  });
+
   it('chooses a context-window fallback before the first attempt, recording from_deployment null', async () => {
     const smallAdapter = new ScriptedAdapter();
     const small = group('small', { s1: smallAdapter }, { maxInputTokens: 100 });
@@ -228,7 +276,8 @@ describe('the router', () => {
     expect(smallAdapter.calls).toHaveLength(0);
     expect(events.recent(1)[0]).toMatchObject({
       from_deployment: null,
-      to_deployment: null,
+      // Issue 9: the event names the deployment that served.
+      to_deployment: 'l1',
       reason: 'context_window_exceeded',
       model: 'small',
       to_model: 'large',

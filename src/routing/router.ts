@@ -33,6 +33,19 @@ export interface RouteContext {
   capacity: CapacitySignal;
   /** Epoch ms (wall clock): no attempt starts after it, and attempts answer (or start streaming) by it. */
   deadline: number;
+  /** The caller's model allow-list: fallbacks and context-window fallbacks skip groups it refuses. */
+  mayUseGroup?: (group: string) => boolean;
+  /**
+   * Called before the first attempt in a group other than the requested one, to charge the caller's
+   * per-model limits of that group; false (a limit is exhausted) skips the group.
+   */
+  enterGroup?: (group: string) => Promise<boolean>;
+}
+
+interface Plan {
+  groups: ModelGroup[];
+  /** The requested group when a context-window fallback replaced it before any attempt. */
+  contextFallbackFrom: string | null;
 }
 
 export interface Routed<T> {
@@ -129,25 +142,35 @@ export class Router {
     });
   }
 
-  /** The groups to try in order: the requested one (or its context-window fallback), then fallbacks. */
-  private plan(group: ModelGroup, context: RouteContext): ModelGroup[] {
-    const { registry, settings } = this.options;
+  /**
+   * The groups to try in order: the requested one (or its context-window fallback), then fallbacks,
+   * leaving out groups the caller may not use.
+   */
+  private plan(group: ModelGroup, context: RouteContext): Plan {
+    const { settings } = this.options;
     let primary = group;
+    let contextFallbackFrom: string | null = null;
     if (!fits(group, context.promptTokenEstimate)) {
-      const replacement = (settings.context_window_fallbacks[group.name] ?? [])
-        .map((name) => registry.group(name))
-        .find(
-          (candidate): candidate is ModelGroup =>
-            candidate !== undefined && fits(candidate, context.promptTokenEstimate),
-        );
+      const replacement = this.usableGroups(settings.context_window_fallbacks[group.name], context).find(
+        (candidate) => fits(candidate, context.promptTokenEstimate),
+      );
       if (!replacement) throw contextTooLong(group.name, context.promptTokenEstimate);
-      this.recordEvent(context, group.name, replacement.name, null, null, 'context_window_exceeded', 0);
+      contextFallbackFrom = group.name;
       primary = replacement;
     }
-    const fallbacks = (settings.fallbacks[primary.name] ?? [])
-      .map((name) => registry.group(name))
-      .filter((candidate): candidate is ModelGroup => candidate !== undefined);
-    return [primary, ...fallbacks];
+    return {
+      groups: [primary, ...this.usableGroups(settings.fallbacks[primary.name], context)],
+      contextFallbackFrom,
+    };
+  }
+
+  private usableGroups(names: readonly string[] | undefined, context: RouteContext): ModelGroup[] {
+    const groups: ModelGroup[] = [];
+    for (const name of names ?? []) {
+      const candidate = this.options.registry.group(name);
+      if (candidate && (context.mayUseGroup?.(name) ?? true)) groups.push(candidate);
+    }
+    return groups;
   }
 
   private async execute<T>(
@@ -158,7 +181,7 @@ export class Router {
   ): Promise<Routed<T>> {
     const { settings, health, metrics } = this.options;
     const { capacity } = context;
-    const groups = this.plan(requested, context);
+    const { groups, contextFallbackFrom } = this.plan(requested, context);
     const attemptsPerGroup = settings.num_retries + 1;
     const attemptContext: AttemptContext = {
       signal: context.signal,
@@ -173,8 +196,13 @@ export class Router {
 
     for (let groupIndex = 0; groupIndex < groups.length; groupIndex++) {
       const group = groups[groupIndex]!;
+      const entered = group === requested || (await (context.enterGroup?.(group.name) ?? true));
       const tried = new Set<string>();
-      for (let inGroup = 0; inGroup < attemptsPerGroup && Date.now() < context.deadline; inGroup++) {
+      for (
+        let inGroup = 0;
+        entered && inGroup < attemptsPerGroup && Date.now() < context.deadline;
+        inGroup++
+      ) {
         const choice = this.choose(group, tried, streaming, context);
         if (!choice.deployment) {
           shortestCooldownMs = Math.min(shortestCooldownMs, choice.cooldownMs);
@@ -201,6 +229,7 @@ export class Router {
         try {
           const value = await run(deployment, attemptContext);
           metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: 'success' });
+          if (groupIndex === 0) this.recordContextFallback(context, contextFallbackFrom, group, deployment);
           return { value, deployment, modelGroup: group.name, attempts };
         } catch (error) {
           const upstream = asUpstreamError(error);
@@ -214,6 +243,7 @@ export class Router {
           }
         }
       }
+      if (groupIndex === 0) this.recordContextFallback(context, contextFallbackFrom, group, undefined);
     }
     if (lastError) {
       this.recordEvent(
@@ -276,6 +306,20 @@ export class Router {
     waitMs = Math.min(waitMs, MAX_RETRY_WAIT_MS);
     if (waitMs <= 0) return;
     await (this.options.sleep ?? sleepUnlessAborted)(waitMs, signal);
+  }
+
+  /**
+   * The event of a context-window fallback chosen before any attempt (from_deployment null), recorded
+   * when its group is done so that to_deployment names the deployment that served (null if none did).
+   */
+  private recordContextFallback(
+    context: RouteContext,
+    from: string | null,
+    group: ModelGroup,
+    served: Deployment | undefined,
+  ): void {
+    if (from === null) return;
+    this.recordEvent(context, from, group.name, null, served?.id ?? null, 'context_window_exceeded', 0);
   }
 
   private recordEvent(
