@@ -72,7 +72,7 @@ export class McpGateway {
     if (id === null) return failure(null, rpcErrors.invalidRequest('id must be a string or an integer.'));
     const params = record.params ?? {};
     if (params === null || typeof params !== 'object' || Array.isArray(params)) {
-      return failure(id, rpcErrors.invalidRequest('params must be an object.'));
+      return failure(id, rpcErrors.invalidParams('params must be an object.'));
     }
     try {
       return {

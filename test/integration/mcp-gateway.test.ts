@@ -138,10 +138,16 @@ describe.each(await availableBackends())('the MCP gateway on %s', (_name, makeBa
     ['-32700 for a body that is not JSON', '{"jsonrpc": "2.0",', -32700],
     ['-32600 for a message without jsonrpc 2.0', { id: 1, method: 'ping' }, -32600],
     ['-32600 for a method that is not a string', { jsonrpc: '2.0', id: 1, method: 7 }, -32600],
+    // Issue 9 (spec: -32602 Invalid params): params of the wrong type are invalid params.
     [
-      '-32600 for params that are not an object',
+      '-32602 for params that are not an object',
       { jsonrpc: '2.0', id: 1, method: 'tools/list', params: 'x' },
-      -32600,
+      -32602,
+    ],
+    [
+      '-32602 for tools/call whose params are an array',
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: ['alpha.echo'] },
+      -32602,
     ],
     ['-32601 for an unsupported method', { jsonrpc: '2.0', id: 1, method: 'resources/list' }, -32601],
     [
