@@ -202,18 +202,15 @@ mcp_servers:
     expect((await adminOk(gateway, 'GET', '/ui/api/mcp-servers')).total).toBe(before);
   });
 
-  it.each([
-    ['server_id', { server_id: 'mcps_missing', scope_type: 'team', scope_id: 'x' }],
-    ['scope_id', { server_id: 'REAL', scope_type: 'team', scope_id: 'team-missing' }],
-    ['scope_type', { server_id: 'REAL', scope_type: 'user', scope_id: 'x' }],
-  ])('refuses a binding with a bad %s with 400 naming the field', async (field, body) => {
+  it('refuses a binding with a bad scope_type with 400 naming the field', async () => {
     const server = (await adminOk(gateway, 'GET', '/ui/api/mcp-servers')).data[0];
     const response = await gateway.admin('POST', '/ui/api/mcp-bindings', {
-      ...body,
-      server_id: body.server_id === 'REAL' ? server.server_id : body.server_id,
+      server_id: server.server_id,
+      scope_type: 'user',
+      scope_id: 'x',
     });
     expect(response.status).toBe(400);
-    expect(response.body.error.param).toBe(field);
+    expect(response.body.error.param).toBe('scope_type');
   });
 
   it.each([
@@ -248,6 +245,52 @@ mcp_servers:
       const response = await gateway.admin(method, path, method === 'PATCH' ? { name: 'x' } : undefined);
       expect(response.status, `${method} ${path}`).toBe(404);
     }
+  });
+
+  it('answers 404 naming the field for a binding or policy that references an unknown server, team or key (issue 9)', async () => {
+    const server = (await adminOk(gateway, 'GET', '/ui/api/mcp-servers')).data[0];
+    for (const [path, body, field] of [
+      ['/ui/api/mcp-bindings', { server_id: 'nope', scope_type: 'team', scope_id: 'x' }, 'server_id'],
+      [
+        '/ui/api/mcp-bindings',
+        { server_id: server.server_id, scope_type: 'team', scope_id: 'nope' },
+        'scope_id',
+      ],
+      [
+        '/ui/api/mcp-bindings',
+        { server_id: server.server_id, scope_type: 'api_key', scope_id: 'nope' },
+        'scope_id',
+      ],
+      ['/ui/api/mcp-tool-policies', { server_id: 'nope', tool_name: 'echo' }, 'server_id'],
+      [
+        '/ui/api/mcp-tool-policies',
+        { server_id: server.server_id, tool_name: 'echo', scope_type: 'organization', scope_id: 'nope' },
+        'scope_id',
+      ],
+    ] as const) {
+      const response = await gateway.admin('POST', path, body);
+      expect(response.status, `${path} ${field}`).toBe(404);
+      expect(response.body.error.param).toBe(field);
+    }
+  });
+
+  it('never answers 500 to concurrent identical binding or policy POSTs (issue 9)', async () => {
+    const server = (await adminOk(gateway, 'GET', '/ui/api/mcp-servers')).data[0];
+    const key = await createKey(gateway);
+    const binding = { server_id: server.server_id, scope_type: 'api_key', scope_id: key.keyId };
+    const policy = {
+      server_id: server.server_id,
+      tool_name: 'race',
+      scope_type: 'api_key',
+      scope_id: key.keyId,
+    };
+    const answers = await Promise.all([
+      ...Array.from({ length: 8 }, () => gateway.admin('POST', '/ui/api/mcp-bindings', binding)),
+      ...Array.from({ length: 8 }, () => gateway.admin('POST', '/ui/api/mcp-tool-policies', policy)),
+    ]);
+    for (const answer of answers) expect([200, 201]).toContain(answer.status);
+    const bindings = await adminOk(gateway, 'GET', `/ui/api/mcp-bindings?scope_id=${key.keyId}`);
+    expect(bindings.total).toBe(1);
   });
 
   it('paginates servers with limit, offset and total', async () => {

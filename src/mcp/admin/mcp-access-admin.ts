@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../lib/clock.ts';
 import { errors } from '../../lib/error-catalogue.ts';
-import type { GatewayError } from '../../lib/gateway-error.ts';
+import { GatewayError } from '../../lib/gateway-error.ts';
 import { newId } from '../../lib/random.ts';
 import { ApiKeyRepository } from '../../store/db/repositories/api-key-repository.ts';
 import type { Page, PageRequest } from '../../store/db/repositories/limit-columns.ts';
@@ -41,7 +41,7 @@ export class McpAccessAdmin {
   }
 
   async upsertBinding(body: McpBindingBody): Promise<{ binding: BindingView; created: boolean }> {
-    const result = await this.db.transaction().execute(async (trx) => {
+    const result = await upsertRacing(this.db, async (trx) => {
       await requireServer(trx, body.server_id);
       await requireScope(trx, body.scope_type, body.scope_id);
       const repository = new McpBindingRepository(trx);
@@ -105,7 +105,7 @@ export class McpAccessAdmin {
     ] as const) {
       if (body[name] !== undefined) (limits as Record<string, unknown>)[name] = body[name];
     }
-    const result = await this.db.transaction().execute(async (trx) => {
+    const result = await upsertRacing(this.db, async (trx) => {
       await requireServer(trx, body.server_id);
       if (scopeType !== null) await requireScope(trx, scopeType, scopeId!);
       const repository = new McpToolPolicyRepository(trx);
@@ -169,6 +169,30 @@ async function requireScope(trx: Transaction, scopeType: string, scopeId: string
   if (!exists) throw missingReference('scope_id', scopeType === 'api_key' ? 'API key' : scopeType, scopeId);
 }
 
+/** The spec: a binding or policy naming an unknown server, team or key is 404 (param names the field). */
 function missingReference(field: string, resource: string, id: string): GatewayError {
-  return errors.invalidRequest(`${field}: no ${resource} with id '${id}' exists.`, field);
+  const error = errors.notFound(resource, id);
+  return new GatewayError({
+    status: error.status,
+    type: error.type,
+    code: error.code,
+    message: `${field}: ${error.message}`,
+    param: field,
+  });
+}
+
+/**
+ * Runs a find-then-insert upsert in a transaction. When a concurrent identical request inserted the
+ * same natural key first (the unique constraint refuses ours), the upsert runs once more and updates.
+ */
+async function upsertRacing<T>(
+  db: Kysely<DatabaseSchema>,
+  work: (trx: Transaction) => Promise<T>,
+): Promise<T> {
+  try {
+    return await db.transaction().execute(work);
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    return db.transaction().execute(work);
+  }
 }
