@@ -40,6 +40,7 @@ export class McpCatalog {
   private current: CatalogSnapshot = emptySnapshot;
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
+  private readonly listeners: Array<(snapshot: CatalogSnapshot) => void> = [];
 
   constructor(options: { db: Kysely<DatabaseSchema>; store: SharedStore }) {
     this.db = options.db;
@@ -48,6 +49,11 @@ export class McpCatalog {
 
   get snapshot(): CatalogSnapshot {
     return this.current;
+  }
+
+  /** Calls `listener` after every reload, here or prompted by another process. */
+  onReload(listener: (snapshot: CatalogSnapshot) => void): void {
+    this.listeners.push(listener);
   }
 
   /** Loads the catalogue and follows changes made by other processes. */
@@ -78,6 +84,7 @@ export class McpCatalog {
           this.reloadAgain = false;
           this.current = await this.load();
         } while (this.reloadAgain);
+        for (const listener of this.listeners) listener(this.current);
       } finally {
         this.reloading = undefined;
       }

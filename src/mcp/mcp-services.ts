@@ -51,6 +51,7 @@ export interface McpServices {
   approvals: ApprovalAdmin;
   catalog: McpCatalog;
   refresher: CatalogRefresher;
+  clients: UpstreamClients;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -66,6 +67,8 @@ export function createMcpServices(options: McpServicesOptions): McpServices {
   };
   const catalog = new McpCatalog({ db, store });
   const clients = new UpstreamClients({ secretBox, client: clientOptions });
+  // A server deleted on any replica has its pooled client (connections, upstream session) closed here too.
+  catalog.onReload((snapshot) => void clients.retain(new Set(snapshot.byId.keys())));
   const operations = new OperationsLog();
   const refresher = new CatalogRefresher({
     db,
@@ -98,6 +101,7 @@ export function createMcpServices(options: McpServicesOptions): McpServices {
     approvals: new ApprovalAdmin({ db, clock, metrics, catalog }),
     catalog,
     refresher,
+    clients,
     async start() {
       await catalog.start();
       const bootstrapped = await servers.bootstrap(options.servers);

@@ -64,6 +64,35 @@ describe.runIf(await realBackendsAvailable())('the MCP gateway on several replic
     expect((await callTool(open.baseUrl, key, 'shared.echo', { text: '3' })).error.code).toBe(-32029);
   });
 
+  it('closes a deleted server’s client on every replica, ending each replica’s upstream session (issue 9)', async () => {
+    const stateful = await startFakeMcpServer({ mode: 'stateful' });
+    try {
+      const server = await registerServer(open, { server_key: 'doomed', base_url: stateful.url });
+      const key = await createKey(open);
+      await bind(open, { server_id: server.server_id, scope_type: 'api_key', scope_id: key.keyId });
+      await waitFor(
+        async () =>
+          (await callTool(closed.baseUrl, key.key, 'doomed.echo', { text: 'x' })).result !== undefined,
+      );
+      expect((await callTool(open.baseUrl, key.key, 'doomed.echo', { text: 'y' })).result).toBeDefined();
+      const sessions = new Set(
+        stateful.requests.map((request) => request.headers['mcp-session-id']).filter(Boolean),
+      );
+      expect(sessions.size).toBeGreaterThanOrEqual(2); // one upstream session per replica
+      expect((await open.admin('DELETE', `/ui/api/mcp-servers/${server.server_id}`)).status).toBe(200);
+      const ended = () =>
+        new Set(
+          stateful.requests
+            .filter((request) => request.method === 'DELETE')
+            .map((request) => request.headers['mcp-session-id']),
+        );
+      await waitFor(async () => ended().size >= 2);
+      expect(ended()).toEqual(sessions);
+    } finally {
+      await stateful.close();
+    }
+  });
+
   it('keeps limiting per process under fail_open and answers -32603 under fail_closed when Redis is gone', async () => {
     const key = await keyFor(open);
     await redis.kill();

@@ -41,6 +41,17 @@ export class UpstreamClients {
     await existing?.client.close().catch(() => {});
   }
 
+  /** Closes the clients of servers that no longer exist (deleted here or by another replica). */
+  async retain(serverIds: ReadonlySet<string>): Promise<void> {
+    const gone = [...this.clients.keys()].filter((serverId) => !serverIds.has(serverId));
+    await Promise.all(gone.map((serverId) => this.drop(serverId)));
+  }
+
+  /** How many upstream clients are open (diagnostics and tests). */
+  get size(): number {
+    return this.clients.size;
+  }
+
   async closeAll(): Promise<void> {
     const all = [...this.clients.values()];
     this.clients.clear();
