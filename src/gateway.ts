@@ -124,6 +124,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     refreshIntervalSeconds: general.mcp_catalog_refresh_interval_seconds,
     degradedMode: general.redis_degraded_mode,
     servers: config.mcp_servers,
+    urlPolicy: { allowedHosts: general.upstream_allowed_hosts },
   });
   await mcp.start();
   const settings = config.router_settings;

@@ -78,6 +78,8 @@ export interface GeneralSettings {
   mcp_catalog_refresh_interval_seconds: number;
   /** Host names /mcp answers to (Host and Origin checks against DNS rebinding); `*` allows any. */
   mcp_allowed_hosts: readonly string[];
+  /** Hosts provider api_base and MCP base_url may name (exact or `*.domain`); null: any but link-local/metadata. */
+  upstream_allowed_hosts: readonly string[] | null;
 }
 
 export interface McpServerConfig {

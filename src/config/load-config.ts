@@ -3,6 +3,7 @@
  * schema validation with path-precise messages, cross-field checks, defaults, deep freeze. Any problem
  * throws a ConfigError listing every issue, before anything starts.
  */
+
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { Compile } from 'typebox/compile';
 import { parseDocument } from 'yaml';
 import { deepFreeze } from '../lib/deep-freeze.ts';
 import { describeSchemaErrors, formatIssue } from '../lib/schema-errors.ts';
+import { type UpstreamUrlPolicy, upstreamUrlProblem } from '../lib/upstream-url-policy.ts';
 import type { Config, FallbackMap, McpServerConfig, ModelDeploymentConfig } from './config.ts';
 import { ConfigError } from './config-error.ts';
 import { type ConfigFile, ConfigFileSchema } from './config-schema.ts';
@@ -124,6 +126,8 @@ function buildConfig(
   const general = file.general_settings ?? {};
   const router = file.router_settings ?? {};
   const modelList = buildModelList(file, issues);
+  const urlPolicy: UpstreamUrlPolicy = { allowedHosts: general.upstream_allowed_hosts ?? null };
+  checkApiBases(modelList, urlPolicy, issues);
   const groups = new Set(modelList.map((model) => model.model_name));
   const fallbacks = buildFallbacks(router.fallbacks, 'router_settings.fallbacks', groups, issues);
   const contextFallbacks = buildFallbacks(
@@ -177,9 +181,23 @@ function buildConfig(
       mcp_tool_loop_max_iterations: general.mcp_tool_loop_max_iterations ?? 10,
       mcp_catalog_refresh_interval_seconds: general.mcp_catalog_refresh_interval_seconds ?? 300,
       mcp_allowed_hosts: general.mcp_allowed_hosts ?? ['localhost', '127.0.0.1', '[::1]'],
+      upstream_allowed_hosts: urlPolicy.allowedHosts,
     },
-    mcp_servers: buildMcpServers(file.mcp_servers ?? [], issues),
+    mcp_servers: buildMcpServers(file.mcp_servers ?? [], urlPolicy, issues),
   };
+}
+
+/** Provider api_base values must pass the upstream URL policy (no credentials, no metadata address). */
+function checkApiBases(
+  models: readonly ModelDeploymentConfig[],
+  policy: UpstreamUrlPolicy,
+  issues: string[],
+) {
+  models.forEach((model, index) => {
+    const apiBase = model.params.api_base;
+    const problem = apiBase === undefined ? undefined : upstreamUrlProblem(apiBase, policy);
+    if (problem) issues.push(`model_list[${index}].params.api_base: ${problem}`);
+  });
 }
 
 function buildModelList(file: ConfigFile, issues: string[]): ModelDeploymentConfig[] {
@@ -238,6 +256,7 @@ function buildFallbacks(
 
 function buildMcpServers(
   servers: NonNullable<ConfigFile['mcp_servers']>,
+  urlPolicy: UpstreamUrlPolicy,
   issues: string[],
 ): McpServerConfig[] {
   const seen = new Set<string>();
@@ -246,6 +265,8 @@ function buildMcpServers(
       issues.push(`mcp_servers[${index}].server_key: '${server.server_key}' is used twice`);
     }
     seen.add(server.server_key);
+    const urlProblem = upstreamUrlProblem(server.base_url, urlPolicy);
+    if (urlProblem) issues.push(`mcp_servers[${index}].base_url: ${urlProblem}`);
     const authMode = server.auth_mode ?? (server.auth_config?.token ? 'bearer' : 'none');
     if (authMode === 'bearer' && !server.auth_config?.token) {
       issues.push(`mcp_servers[${index}].auth_config.token: is required when auth_mode is bearer`);

@@ -12,6 +12,7 @@ import { McpServerRepository } from '../store/db/repositories/mcp-server-reposit
 import { McpToolRepository } from '../store/db/repositories/mcp-tool-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 import type { SharedStore } from '../store/shared/shared-store.ts';
+import { SERVER_DISABLED } from './admin/mcp-admin-views.ts';
 import type { McpCatalog } from './mcp-catalog.ts';
 import { upstreamRpcError } from './tool-executor.ts';
 import type { UpstreamClients } from './upstream/upstream-clients.ts';
@@ -44,6 +45,7 @@ export class CatalogRefresher {
     const { db, clients, clock, catalog } = this.options;
     const server = await new McpServerRepository(db).get(serverId);
     if (!server) return { ok: false, error: 'the server no longer exists' };
+    if (!server.enabled) return { ok: false, error: SERVER_DISABLED }; // never connect to a disabled server
     let outcome: RefreshOutcome;
     try {
       const listed = await clients.for(server).listTools();

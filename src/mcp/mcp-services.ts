@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { McpServerConfig } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createSecretBox } from '../lib/secret-box.ts';
+import type { UpstreamUrlPolicy } from '../lib/upstream-url-policy.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
@@ -40,6 +41,8 @@ export interface McpServicesOptions {
   refreshIntervalSeconds: number;
   degradedMode: 'fail_open' | 'fail_closed';
   servers: readonly McpServerConfig[];
+  /** Where MCP base_url may point (general_settings.upstream_allowed_hosts). */
+  urlPolicy: UpstreamUrlPolicy;
 }
 
 export interface McpServices {
@@ -90,7 +93,15 @@ export function createMcpServices(options: McpServicesOptions): McpServices {
     logger,
     clock,
   });
-  const servers = new McpServerAdmin({ db, clock, secretBox, catalog, refresher, clients });
+  const servers = new McpServerAdmin({
+    db,
+    clock,
+    secretBox,
+    catalog,
+    refresher,
+    clients,
+    urlPolicy: options.urlPolicy,
+  });
   let reloadTimer: NodeJS.Timeout | undefined;
   return {
     gateway: new McpGateway({ executor, version: options.version, logger }),

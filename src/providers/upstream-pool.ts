@@ -1,5 +1,6 @@
 /** The keep-alive connection pool of one deployment (undici Pool), created once at start. */
 import { Pool } from 'undici';
+import { guardedLookup } from '../lib/upstream-url-policy.ts';
 import type { DeploymentSettings } from './provider-adapter.ts';
 
 export class UpstreamPool {
@@ -11,7 +12,8 @@ export class UpstreamPool {
       pipelining: 1,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
-      connect: { timeout: settings.timeouts.connectMs },
+      // Names resolving to link-local or metadata addresses are refused at connect time (issue 9).
+      connect: { timeout: settings.timeouts.connectMs, lookup: guardedLookup },
     });
   }
 

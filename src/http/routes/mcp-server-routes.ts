@@ -1,7 +1,9 @@
+import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 /** Admin API for MCP servers under /ui/api/mcp-servers: CRUD, refresh-capabilities, health-check, operations. */
 import { PageQuery } from '../../identity/admin-schemas.ts';
 import { McpServerCreateBody, McpServerUpdateBody } from '../../mcp/admin/admin-schemas.ts';
+import { withUniformFailures } from '../../mcp/admin/mcp-admin-views.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { adminSecurity, errorResponses } from '../schemas/common-schemas.ts';
 import { DeletedView, ListView } from '../schemas/identity-views.ts';
@@ -15,6 +17,11 @@ import {
 } from '../schemas/mcp-views.ts';
 
 const PathId = Type.String({ minLength: 1, maxLength: 128 });
+
+/** Upstream failure details are for the master key; other admins see one uniform message (issue 9). */
+function forActor<T extends object>(request: FastifyRequest, view: T): T {
+  return request.adminActor.kind === 'master' ? view : withUniformFailures(view);
+}
 
 export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'mcp'>): void {
   const { servers, diagnostics } = deps.mcp;
@@ -37,7 +44,8 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
     async (request) => {
       const { limit = 100, offset = 0 } = request.query;
       const page = await servers.list({ limit, offset });
-      return { object: 'list' as const, data: page.items, total: page.total, limit, offset };
+      const data = page.items.map((item) => forActor(request, item));
+      return { object: 'list' as const, data, total: page.total, limit, offset };
     },
   );
 
@@ -55,7 +63,9 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
     },
     async (request, reply) => {
       const { server, refresh } = await servers.create(request.body);
-      return reply.code(201).send({ ...server, capabilities_refresh: refresh });
+      return reply
+        .code(201)
+        .send({ ...forActor(request, server), capabilities_refresh: forActor(request, refresh) });
     },
   );
 
@@ -70,7 +80,7 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
         response: { 200: McpServerDetailView, ...errorResponses },
       },
     },
-    async (request) => servers.detail(request.params.server_id),
+    async (request) => forActor(request, await servers.detail(request.params.server_id)),
   );
 
   app.patch(
@@ -86,7 +96,7 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
         response: { 200: McpServerView, ...errorResponses, ...conflict },
       },
     },
-    async (request) => servers.update(request.params.server_id, request.body),
+    async (request) => forActor(request, await servers.update(request.params.server_id, request.body)),
   );
 
   app.delete(
@@ -117,7 +127,8 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
         response: { 200: McpOperationsView, ...errorResponses },
       },
     },
-    async (request) => diagnostics.operations(await servers.record(request.params.server_id)),
+    async (request) =>
+      forActor(request, await diagnostics.operations(await servers.record(request.params.server_id))),
   );
 
   app.post(
@@ -131,7 +142,10 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
         response: { 200: McpRefreshView, ...errorResponses },
       },
     },
-    async (request) => servers.refresh(request.params.server_id),
+    async (request) => {
+      const outcome = await servers.refresh(request.params.server_id);
+      return { ...forActor(request, outcome), server: forActor(request, outcome.server) };
+    },
   );
 
   app.post(
@@ -145,6 +159,7 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
         response: { 200: McpHealthView, ...errorResponses },
       },
     },
-    async (request) => diagnostics.healthCheck(await servers.record(request.params.server_id)),
+    async (request) =>
+      forActor(request, await diagnostics.healthCheck(await servers.record(request.params.server_id))),
   );
 }

@@ -10,6 +10,7 @@ import { errors } from '../../lib/error-catalogue.ts';
 import type { GatewayError } from '../../lib/gateway-error.ts';
 import { newId } from '../../lib/random.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
+import { type UpstreamUrlPolicy, upstreamUrlProblem } from '../../lib/upstream-url-policy.ts';
 import type { Page, PageRequest } from '../../store/db/repositories/limit-columns.ts';
 import { McpBindingRepository } from '../../store/db/repositories/mcp-binding-repository.ts';
 import {
@@ -54,6 +55,8 @@ export interface McpServerAdminOptions {
   catalog: McpCatalog;
   refresher: CatalogRefresher;
   clients: UpstreamClients;
+  /** Where base_url may point (link-local and metadata addresses never; an allow-list when configured). */
+  urlPolicy: UpstreamUrlPolicy;
 }
 
 export class McpServerAdmin {
@@ -64,7 +67,7 @@ export class McpServerAdmin {
   }
 
   async create(body: McpServerCreateBody): Promise<{ server: ServerView; refresh: RefreshOutcome }> {
-    checkServerBody(body);
+    checkServerBody(body, this.options.urlPolicy);
     const token = body.auth_config?.token ?? null;
     const authMode = body.auth_mode ?? (token ? 'bearer' : 'none');
     if (authMode === 'bearer' && !token) throw missingToken();
@@ -97,7 +100,7 @@ export class McpServerAdmin {
   }
 
   async update(serverId: string, body: McpServerUpdateBody): Promise<ServerView> {
-    checkServerBody(body);
+    checkServerBody(body, this.options.urlPolicy);
     const { db, clock, secretBox } = this.options;
     const repository = new McpServerRepository(db);
     const current = await repository.get(serverId);
@@ -125,7 +128,8 @@ export class McpServerAdmin {
     if (authMode === 'bearer' && sealed === null) throw missingToken();
     await repository.update(serverId, changes, clock.now());
     const addressChanged = changes.base_url !== undefined || changes.auth_token_sealed !== undefined;
-    if (addressChanged && (changes.enabled ?? current.enabled))
+    const enabledNow = changes.enabled === true && !current.enabled;
+    if ((addressChanged || enabledNow) && (changes.enabled ?? current.enabled))
       await this.options.refresher.refresh(serverId);
     else await this.options.catalog.changed();
     return this.get(serverId);
@@ -199,10 +203,10 @@ export class McpServerAdmin {
         request_timeout_ms: server.request_timeout_ms,
         source: 'config' as const,
       };
-      checkServerBody({
-        base_url: server.base_url,
-        forwarded_headers_allowlist: [...fields.forwarded_headers_allowlist],
-      });
+      checkServerBody(
+        { base_url: server.base_url, forwarded_headers_allowlist: [...fields.forwarded_headers_allowlist] },
+        this.options.urlPolicy,
+      );
       const existing = await repository.getByKey(server.server_key);
       if (existing) {
         await repository.update(existing.server_id, fields, clock.now());
@@ -230,10 +234,9 @@ export class McpServerAdmin {
   }
 }
 
-function checkServerBody(body: McpServerUpdateBody): void {
-  if (body.base_url !== undefined && !/^https?:\/\//i.test(body.base_url)) {
-    throw errors.invalidRequest('base_url: must be an http:// or https:// URL.', 'base_url');
-  }
+function checkServerBody(body: McpServerUpdateBody, policy: UpstreamUrlPolicy): void {
+  const problem = body.base_url === undefined ? undefined : upstreamUrlProblem(body.base_url, policy);
+  if (problem) throw errors.invalidRequest(`base_url: ${problem}.`, 'base_url');
   for (const name of body.forwarded_headers_allowlist ?? []) {
     if (RESERVED_HEADERS.has(name.toLowerCase())) {
       throw errors.invalidRequest(

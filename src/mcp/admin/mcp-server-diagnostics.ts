@@ -15,6 +15,7 @@ import { upstreamRpcError } from '../tool-executor.ts';
 import { upstreamSettings } from '../upstream/upstream-clients.ts';
 import { type UpstreamClientOptions, UpstreamMcpClient } from '../upstream/upstream-mcp-client.ts';
 import { UpstreamMcpError } from '../upstream/upstream-mcp-error.ts';
+import { SERVER_DISABLED } from './mcp-admin-views.ts';
 
 export interface HealthCheckReport {
   server_id: string;
@@ -48,20 +49,13 @@ export class McpServerDiagnostics {
   }
 
   async healthCheck(server: McpServerRecord): Promise<HealthCheckReport> {
+    if (!server.enabled) return this.report(server, SERVER_DISABLED);
     const client = new UpstreamMcpClient(upstreamSettings(server, this.secretBox), {
       ...this.clientOptions,
       connections: 1,
     });
     const started = performance.now();
-    const report: HealthCheckReport = {
-      server_id: server.server_id,
-      ok: false,
-      latency_ms: 0,
-      initialize: { ok: false, latency_ms: 0, protocol_version: null, session: false },
-      tools_list: { ok: false, latency_ms: 0, tool_count: null },
-      error: null,
-      checked_at: new Date(this.clock.now()).toISOString(),
-    };
+    const report = this.report(server, null);
     try {
       const session = await client.reinitialize();
       report.initialize = {
@@ -84,6 +78,19 @@ export class McpServerDiagnostics {
       await client.close().catch(() => {});
     }
     return report;
+  }
+
+  /** A report of nothing done yet: it fails with `error` unless the checks fill it in. */
+  private report(server: McpServerRecord, error: string | null): HealthCheckReport {
+    return {
+      server_id: server.server_id,
+      ok: false,
+      latency_ms: 0,
+      initialize: { ok: false, latency_ms: 0, protocol_version: null, session: false },
+      tools_list: { ok: false, latency_ms: 0, tool_count: null },
+      error,
+      checked_at: new Date(this.clock.now()).toISOString(),
+    };
   }
 
   async operations(server: McpServerRecord) {

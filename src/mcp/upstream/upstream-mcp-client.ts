@@ -5,7 +5,9 @@
  * bounded by `request_timeout_ms` and by the caller's signal; failures are classified into
  * UpstreamMcpError, never carrying the upstream's text.
  */
+
 import { Pool } from 'undici';
+import { guardedLookup } from '../../lib/upstream-url-policy.ts';
 import { isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION } from '../protocol-version.ts';
 import { readJsonRpcResponse } from './read-json-rpc-response.ts';
 import { UpstreamMcpError } from './upstream-mcp-error.ts';
@@ -61,6 +63,8 @@ export class UpstreamMcpClient {
       keepAliveTimeout: 30_000,
       headersTimeout: settings.requestTimeoutMs,
       bodyTimeout: settings.requestTimeoutMs,
+      // Names resolving to link-local or metadata addresses are refused at connect time (issue 9).
+      connect: { lookup: guardedLookup },
     });
   }
 
