@@ -38,6 +38,11 @@ interface Entry {
 /** Who is calling the admin API: the master key, or an admin user through one of their keys. */
 export type AdminActor = { kind: 'master' } | { kind: 'user'; userId: string; keyId: string };
 
+/** How an admin actor is recorded (`decided_by`, `created_by`): `master` or `user:<user_id>`. */
+export function actorLabel(actor: AdminActor): string {
+  return actor.kind === 'master' ? 'master' : `user:${actor.userId}`;
+}
+
 export const masterCaller: Caller = Object.freeze({
   kind: 'master',
   keyId: null,

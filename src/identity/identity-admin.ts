@@ -187,7 +187,8 @@ export class IdentityAdmin {
   // API keys --------------------------------------------------------------------------------------
 
   /** Creates a key and returns its secret, which is shown this once and never stored. */
-  async createKey(body: KeyBody): Promise<{ key: string; record: ApiKeyRecord }> {
+  /** `createdBy` is recorded so that the creator may not approve the key's MCP calls (four-eyes). */
+  async createKey(body: KeyBody, createdBy: string): Promise<{ key: string; record: ApiKeyRecord }> {
     const changes = this.keyChanges(body);
     const secret = generateApiKeySecret();
     const id = newId('key');
@@ -195,7 +196,13 @@ export class IdentityAdmin {
       await requireKeyOwners(trx, body.user_id, body.team_id);
       const repository = new ApiKeyRepository(trx);
       await repository.insert(
-        { ...changes, key_id: id, key_hash: this.hashKey(secret), key_prefix: displayPrefix(secret) },
+        {
+          ...changes,
+          key_id: id,
+          key_hash: this.hashKey(secret),
+          key_prefix: displayPrefix(secret),
+          created_by: createdBy,
+        },
         this.clock.now(),
       );
       return (await repository.get(id))!;

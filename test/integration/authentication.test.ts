@@ -136,7 +136,7 @@ describe('the authentication cache', () => {
       now: () => clock.now(),
     });
     const admin = new IdentityAdmin({ db: database.db, publisher, hashKey, clock });
-    const { key, record } = await admin.createKey({ key_name: 'cached' });
+    const { key, record } = await admin.createKey({ key_name: 'cached' }, 'master');
 
     await authenticator.authenticate(`Bearer ${key}`);
     queries.length = 0;

@@ -184,6 +184,22 @@ describe.each(await availableBackends())('MCP approvals on %s', (_name, makeBack
     expect((await decide(bob.key, 'apr_missing', 'approved')).status).toBe(404);
   });
 
+  it('answers 403 when the admin who created the calling key approves (four-eyes, issue 9)', async () => {
+    // Bob, an admin, mints a key for a member and calls the manual tool with it.
+    await adminOk(gateway, 'POST', '/ui/api/users', { user_id: 'carol', role: 'member' });
+    const minted = await adminAs(bob.key, 'POST', '/ui/api/keys', { user_id: 'carol' });
+    expect(minted.status).toBe(201);
+    expect(minted.body.created_by).toBe('user:bob');
+    await bind(gateway, { server_id: serverId, scope_type: 'api_key', scope_id: minted.body.key_id });
+    const { id } = await pendingCall(minted.body.key);
+    expect((await listed(id, bob.key)).capabilities).toEqual({ can_decide: true, can_approve: false });
+    const own = await decide(bob.key, id, 'approved');
+    expect(own.status).toBe(403);
+    expect(own.body.error.code).toBe('approval_by_key_owner');
+    expect((await listed(id, alice.key)).capabilities.can_approve).toBe(true);
+    expect((await decide(alice.key, id, 'approved')).status).toBe(200);
+  });
+
   it('runs an approved call once when identical calls race for it', async () => {
     const { value, id } = await pendingCall();
     expect((await decide(bob.key, id, 'approved')).status).toBe(200);

@@ -23,14 +23,18 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
     }
     const reports = await Promise.all(databases.map((database) => migrateToLatest(database)));
     const applied = reports.map((report) => report.applied.length).sort();
-    expect(applied).toEqual([0, 0, 0, 2]);
+    expect(applied).toEqual([0, 0, 0, 3]);
   });
 
   it('creates its own bookkeeping tables even when another schema of the database has them', async () => {
     const other = uniqueName('t');
     const database = await createDatabase({ url: TEST_DATABASE_URL, poolSize: 1, schema: other });
     try {
-      expect((await migrateToLatest(database)).applied).toEqual(['0001-identities', '0002-mcp']);
+      expect((await migrateToLatest(database)).applied).toEqual([
+        '0001-identities',
+        '0002-mcp',
+        '0003-key-creator',
+      ]);
       expect((await migrateToLatest(database)).applied).toEqual([]);
     } finally {
       await database.close();

@@ -1,6 +1,8 @@
 /** The identity admin API under /ui/api: organizations, teams, users (one shared shape) and keys. */
+
 import Type from 'typebox';
 import { KeyBody, OrganizationBody, PageQuery, TeamBody, UserBody } from '../../identity/admin-schemas.ts';
+import { actorLabel } from '../../identity/authenticator.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { adminSecurity, errorResponses } from '../schemas/common-schemas.ts';
 import {
@@ -76,7 +78,7 @@ function registerKeyRoutes(app: App, admin: AppDependencies['identityAdmin']): v
       },
     },
     async (request, reply) => {
-      const { key, record } = await admin.createKey(request.body);
+      const { key, record } = await admin.createKey(request.body, actorLabel(request.adminActor));
       return reply.code(201).send({ key, ...keyView(record) });
     },
   );

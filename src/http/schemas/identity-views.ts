@@ -72,6 +72,9 @@ export const KeyView = Type.Object({
   models: Type.Union([Type.Array(Type.String()), Type.Null()]),
   expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   blocked: Type.Boolean(),
+  created_by: Type.Union([Type.String(), Type.Null()], {
+    description: '`master` or `user:<user_id>`: who created the key (may not approve its MCP calls).',
+  }),
   max_parallel_requests: NullableInteger,
   metadata: Metadata,
   ...limitViewProperties,

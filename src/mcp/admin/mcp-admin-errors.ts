@@ -9,7 +9,7 @@ export const mcpAdminErrors = {
       type: ErrorType.permission,
       code: 'approval_by_key_owner',
       message:
-        'You own the API key that made this call, so you may reject it but not approve it. Ask another administrator.',
+        'You own or created the API key that made this call, so you may reject it but not approve it (four-eyes). Ask another administrator.',
     });
   },
   notPending(approvalRequestId: string): GatewayError {

@@ -3,10 +3,11 @@
  * may do with each, and records decisions (an admin may not approve a call made with their own key).
  */
 import type { Kysely } from 'kysely';
-import type { AdminActor } from '../../identity/authenticator.ts';
+import { type AdminActor, actorLabel } from '../../identity/authenticator.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import type { Metrics } from '../../observability/metrics.ts';
+import { ApiKeyRepository } from '../../store/db/repositories/api-key-repository.ts';
 import type { Page, PageRequest } from '../../store/db/repositories/limit-columns.ts';
 import {
   type ApprovalStatus,
@@ -46,12 +47,14 @@ export interface DecisionBody {
 
 export class ApprovalAdmin {
   private readonly repository: McpApprovalRepository;
+  private readonly keys: ApiKeyRepository;
   private readonly clock: Clock;
   private readonly metrics: Metrics;
   private readonly catalog: McpCatalog;
 
   constructor(options: { db: Kysely<DatabaseSchema>; clock: Clock; metrics: Metrics; catalog: McpCatalog }) {
     this.repository = new McpApprovalRepository(options.db);
+    this.keys = new ApiKeyRepository(options.db);
     this.clock = options.clock;
     this.metrics = options.metrics;
     this.catalog = options.catalog;
@@ -64,7 +67,11 @@ export class ApprovalAdmin {
   ): Promise<Page<ApprovalView>> {
     const now = this.clock.now();
     const result = await this.repository.list(page, filter, windowsAt(now));
-    return { items: result.items.map((record) => this.view(record, viewer, now)), total: result.total };
+    const creators = await this.keys.creators(result.items.flatMap((record) => record.key_id ?? []));
+    return {
+      items: result.items.map((record) => this.view(record, viewer, now, creators)),
+      total: result.total,
+    };
   }
 
   async decide(approvalRequestId: string, body: DecisionBody, actor: AdminActor): Promise<ApprovalView> {
@@ -74,12 +81,14 @@ export class ApprovalAdmin {
     const status = visibleStatus(record, now);
     if (status === 'expired' && record.status === 'pending') throw mcpAdminErrors.expired(approvalRequestId);
     if (status !== 'pending') throw mcpAdminErrors.notPending(approvalRequestId);
-    if (body.status === 'approved' && ownsKey(actor, record)) throw mcpAdminErrors.ownerMayNotApprove();
+    const creators = await this.keys.creators(record.key_id ? [record.key_id] : []);
+    if (body.status === 'approved' && !mayApprove(actor, record, creators))
+      throw mcpAdminErrors.ownerMayNotApprove();
     const decided = await this.repository.decide(
       approvalRequestId,
       {
         status: body.status,
-        decidedBy: actor.kind === 'master' ? 'master' : `user:${actor.userId}`,
+        decidedBy: actorLabel(actor),
         comment: body.decision_comment ?? null,
         at: now,
       },
@@ -87,10 +96,15 @@ export class ApprovalAdmin {
     );
     if (!decided) throw mcpAdminErrors.notPending(approvalRequestId); // decided concurrently
     this.metrics.mcpApprovals.inc({ status: body.status });
-    return this.view((await this.repository.get(approvalRequestId))!, actor, now);
+    return this.view((await this.repository.get(approvalRequestId))!, actor, now, creators);
   }
 
-  private view(record: McpApprovalRecord, viewer: AdminActor, now: number): ApprovalView {
+  private view(
+    record: McpApprovalRecord,
+    viewer: AdminActor,
+    now: number,
+    creators: ReadonlyMap<string, string | null>,
+  ): ApprovalView {
     const status = visibleStatus(record, now);
     const canDecide = status === 'pending';
     const windowEnd = decisionWindowEnd(record);
@@ -111,15 +125,24 @@ export class ApprovalAdmin {
       decision_comment: record.decision_comment,
       consumed_at: record.consumed_at === null ? null : iso(record.consumed_at),
       decision_applies_until: windowEnd === null ? null : iso(windowEnd),
-      capabilities: { can_decide: canDecide, can_approve: canDecide && !ownsKey(viewer, record) },
+      capabilities: { can_decide: canDecide, can_approve: canDecide && mayApprove(viewer, record, creators) },
     };
   }
 }
 
-function ownsKey(actor: AdminActor, record: McpApprovalRecord): boolean {
-  return (
-    actor.kind === 'user' && record.key_owner_user_id !== null && actor.userId === record.key_owner_user_id
-  );
+/**
+ * Four-eyes: an admin user may not approve a call made with a key they own or created (issue 9: an admin
+ * minted a key for a member and approved its calls). The master key, the operator's own credential, is
+ * not a person and is not bound by it.
+ */
+function mayApprove(
+  actor: AdminActor,
+  record: McpApprovalRecord,
+  creators: ReadonlyMap<string, string | null>,
+): boolean {
+  if (actor.kind !== 'user') return true;
+  if (record.key_owner_user_id !== null && actor.userId === record.key_owner_user_id) return false;
+  return record.key_id === null || creators.get(record.key_id) !== actorLabel(actor);
 }
 
 function iso(milliseconds: number): string {

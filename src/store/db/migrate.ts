@@ -7,10 +7,12 @@ import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { Database } from './create-database.ts';
 import * as identities from './migrations/0001-identities.ts';
 import * as mcp from './migrations/0002-mcp.ts';
+import * as keyCreator from './migrations/0003-key-creator.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
   '0002-mcp': mcp,
+  '0003-key-creator': keyCreator,
 };
 
 export interface MigrationReport {

@@ -56,6 +56,8 @@ export interface ApiKeysTable extends LimitColumns, Timestamps {
   blocked: number;
   max_parallel_requests: number | null;
   metadata: string | null;
+  /** `master` or `user:<user_id>`; null for keys created before it was recorded. */
+  created_by: string | null;
 }
 
 export interface GatewaySettingsTable {

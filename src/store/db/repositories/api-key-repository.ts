@@ -23,6 +23,8 @@ export interface ApiKeyRecord extends LimitFields {
   blocked: boolean;
   max_parallel_requests: number | null;
   metadata: Record<string, unknown> | null;
+  /** Who created the key: `master` or `user:<user_id>` (null for keys older than the record). */
+  created_by: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -42,6 +44,7 @@ export interface NewApiKey extends ApiKeyChanges {
   key_id: string;
   key_hash: string;
   key_prefix: string;
+  created_by: string;
 }
 
 export class ApiKeyRepository {
@@ -97,6 +100,17 @@ export class ApiKeyRepository {
     return (await query.execute()).map((row) => row.key_id);
   }
 
+  /** Who created each of these keys (absent ids are left out). */
+  async creators(keyIds: readonly string[]): Promise<Map<string, string | null>> {
+    if (keyIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .select(['key_id', 'created_by'])
+      .where('key_id', 'in', [...new Set(keyIds)])
+      .execute();
+    return new Map(rows.map((row) => [row.key_id, row.created_by]));
+  }
+
   async insert(key: NewApiKey, now: number): Promise<void> {
     await this.db
       .insertInto('api_keys')
@@ -112,6 +126,7 @@ export class ApiKeyRepository {
         blocked: key.blocked ? 1 : 0,
         max_parallel_requests: key.max_parallel_requests ?? null,
         metadata: jsonOrNull(key.metadata),
+        created_by: key.created_by,
         ...columnsFromLimits(key),
         created_at: now,
         updated_at: now,
@@ -160,6 +175,7 @@ function toRecord(row: ApiKeysTable): ApiKeyRecord {
     blocked: Number(row.blocked) === 1,
     max_parallel_requests: row.max_parallel_requests,
     metadata: parseJson(row.metadata),
+    created_by: row.created_by,
     ...limitsFromColumns(row),
     created_at: row.created_at,
     updated_at: row.updated_at,
