@@ -36,6 +36,7 @@ export const ErrorCode = {
   noDeploymentCapacity: 'no_deployment_capacity',
   sharedStoreUnavailable: 'shared_store_unavailable',
   invalidationQueueUnavailable: 'invalidation_queue_unavailable',
+  jsonTooDeep: 'json_too_deep',
 } as const;
 
 export const errors = {
@@ -54,6 +55,14 @@ export const errors = {
       type: ErrorType.invalidRequest,
       code: ErrorCode.invalidJson,
       message: `The request body is not valid JSON (${detail}). Send a JSON object with Content-Type: application/json.`,
+    });
+  },
+  jsonTooDeep(maxDepth: number): GatewayError {
+    return new GatewayError({
+      status: 400,
+      type: ErrorType.invalidRequest,
+      code: ErrorCode.jsonTooDeep,
+      message: `The request body nests arrays and objects deeper than ${maxDepth} levels, the limit. Flatten it.`,
     });
   },
   bodyTooLarge(limitBytes: number): GatewayError {

@@ -4,6 +4,7 @@
  * object from the spec's table. Notifications and responses get no answer (the route sends 202).
  */
 import type { Caller } from '../canonical/caller.ts';
+import { jsonValueTooDeep, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { Logger } from '../observability/logger.ts';
 import { JsonRpcError, rpcErrors } from './json-rpc-error.ts';
 import { negotiateProtocolVersion } from './protocol-version.ts';
@@ -73,6 +74,10 @@ export class McpGateway {
     const params = record.params ?? {};
     if (params === null || typeof params !== 'object' || Array.isArray(params)) {
       return failure(id, rpcErrors.invalidParams('params must be an object.'));
+    }
+    if (jsonValueTooDeep(params)) {
+      // Parsing deep JSON is safe; hashing or forwarding it would overflow the stack (issue 9).
+      return failure(id, rpcErrors.invalidParams(`params nest deeper than ${MAX_JSON_DEPTH} levels.`));
     }
     try {
       return {

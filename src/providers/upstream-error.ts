@@ -47,6 +47,17 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * A failure of the gateway's own code during an attempt (a serializer that threw, a bug): never the
+ * upstream's fault, so it is not retried, does not count against the deployment and answers 500.
+ */
+export class LocalFailure extends Error {
+  constructor(cause: unknown) {
+    super('the gateway failed while making the upstream call', { cause });
+    this.name = 'LocalFailure';
+  }
+}
+
 const retryableStatuses = new Set([408, 409, 425, 429]);
 
 /** Classifies an upstream error status: 408, 409, 425, 429 and 5xx are retryable, other 4xx are not. */
@@ -88,10 +99,24 @@ function cap(milliseconds: number): number {
   return Math.min(Math.max(0, Math.round(milliseconds)), 3_600_000);
 }
 
-/** undici error codes that mean the request never reached the upstream, or got no answer in time. */
-export function classifyTransportError(error: unknown): UpstreamError {
+/** Errors of sockets, DNS, undici and our own transport (`SB_…`): anything else is a local failure. */
+function isTransportError(code: string | undefined, name: string | undefined): boolean {
+  if (name === 'AbortError' || name === 'TimeoutError') return true;
+  return (
+    code !== undefined && /^(UND_ERR_|SB_|E[A-Z0-9_]+$|ERR_STREAM_PREMATURE_CLOSE$|ABORT_ERR$)/.test(code)
+  );
+}
+
+/**
+ * Classifies an error thrown while sending to or reading from an upstream: undici and socket codes
+ * become an UpstreamError (the request never reached the upstream, or got no answer in time); any other
+ * error is the gateway's own and becomes a LocalFailure.
+ */
+export function classifyTransportError(error: unknown): UpstreamError | LocalFailure {
+  if (error instanceof UpstreamError || error instanceof LocalFailure) return error;
   const code = (error as { code?: string } | undefined)?.code;
   const name = (error as { name?: string } | undefined)?.name;
+  if (!isTransportError(code, name)) return new LocalFailure(error);
   if (name === 'AbortError' || code === 'UND_ERR_ABORTED' || code === 'ABORT_ERR') {
     return new UpstreamError({ kind: 'aborted', retryable: false, message: 'request aborted' });
   }
@@ -125,6 +150,12 @@ export function classifyTransportError(error: unknown): UpstreamError {
         kind: 'timeout',
         retryable: true,
         message: 'the upstream stopped sending in time',
+      });
+    case 'EUPSTREAMFORBIDDEN':
+      return new UpstreamError({
+        kind: 'connect',
+        retryable: false,
+        message: 'the upstream host resolves to a forbidden (link-local or metadata) address',
       });
     case 'ECONNREFUSED':
     case 'ENOTFOUND':

@@ -197,6 +197,22 @@ describe('the router', () => {
     expect(waits).toEqual([250]);
   });
 
+  it('never retries or cools down a deployment for a failure of our own code (issue 9)', async () => {
+    const buggy = new ScriptedAdapter([], { kind: 'local-bug' });
+    const other = new ScriptedAdapter();
+    const only = group('group', { buggy, other });
+    const { router, context, health, metrics } = harness([only], { allowed_fails: 0, num_retries: 3 });
+    for (let index = 0; index < 5; index++) {
+      const error = await rejection(router.complete(only, request, context)).catch(() => undefined);
+      if (error) expect(error).toMatchObject({ status: 500, code: 'internal_error' });
+    }
+    expect(buggy.calls.length + other.calls.length).toBe(5); // one attempt per request, never a retry
+    expect(health.cooldownRemainingMs('buggy')).toBe(0);
+    expect(await metrics.registry.getSingleMetricAsString('gateway_upstream_attempts_total')).toContain(
+      'outcome="local_error"',
+    );
+  });
+
   it('falls back to the next model group once the group is exhausted, and records the event', async () => {
     const primary = group('primary', { p1: new ScriptedAdapter([], { kind: 'status', status: 500 }) });
     const backupAdapter = new ScriptedAdapter();

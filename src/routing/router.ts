@@ -13,7 +13,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
-import { classifyTransportError, UpstreamError } from '../providers/upstream-error.ts';
+import { classifyTransportError, LocalFailure, UpstreamError } from '../providers/upstream-error.ts';
 import type { CapacitySignal } from './capacity-signal.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
 import type { FallbackEventLog } from './fallback-events.ts';
@@ -103,7 +103,7 @@ export class Router {
   }
 
   stream(group: ModelGroup, request: ChatRequest, context: RouteContext): Promise<Routed<StartedStream>> {
-    const { health, metrics } = this.options;
+    const { health } = this.options;
     return this.execute(group, context, true, async (deployment, attempt) => {
       const started = performance.now();
       const iterator = deployment.adapter
@@ -131,10 +131,7 @@ export class Router {
         },
         onError: (error) => {
           health.finished(deployment.id);
-          const upstream = asUpstreamError(error);
-          metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: outcomeOf(upstream) });
-          if (health.failed(deployment.id, upstream))
-            metrics.deploymentCooldowns.inc({ deployment: deployment.id });
+          this.countFailure(deployment, error);
         },
         onAbandon: () => health.finished(deployment.id),
       });
@@ -232,10 +229,9 @@ export class Router {
           if (groupIndex === 0) this.recordContextFallback(context, contextFallbackFrom, group, deployment);
           return { value, deployment, modelGroup: group.name, attempts };
         } catch (error) {
-          const upstream = asUpstreamError(error);
-          metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: outcomeOf(upstream) });
-          if (health.failed(deployment.id, upstream))
-            metrics.deploymentCooldowns.inc({ deployment: deployment.id });
+          const upstream = this.countFailure(deployment, error);
+          if (upstream instanceof LocalFailure)
+            throw failed(upstreamFailure(upstream, requested.name), attempts, deployment);
           lastError = upstream;
           previous = deployment;
           if (upstream.kind === 'aborted' || context.signal.aborted || !upstream.retryable) {
@@ -309,6 +305,23 @@ export class Router {
   }
 
   /**
+   * Counts a failed attempt: an upstream failure goes into the deployment's health (and may cool it
+   * down); a failure of our own code never does, and is never retried.
+   */
+  private countFailure(deployment: Deployment, error: unknown): UpstreamError | LocalFailure {
+    const { health, metrics } = this.options;
+    const classified = classifyTransportError(error);
+    if (classified instanceof LocalFailure) {
+      metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: 'local_error' });
+      return classified;
+    }
+    metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: outcomeOf(classified) });
+    if (health.failed(deployment.id, classified))
+      metrics.deploymentCooldowns.inc({ deployment: deployment.id });
+    return classified;
+  }
+
+  /**
    * The event of a context-window fallback chosen before any attempt (from_deployment null), recorded
    * when its group is done so that to_deployment names the deployment that served (null if none did).
    */
@@ -366,10 +379,6 @@ function fits(group: ModelGroup, promptTokenEstimate: number): boolean {
     (deployment) =>
       deployment.maxInputTokens === undefined || deployment.maxInputTokens >= promptTokenEstimate,
   );
-}
-
-function asUpstreamError(error: unknown): UpstreamError {
-  return error instanceof UpstreamError ? error : classifyTransportError(error);
 }
 
 function outcomeOf(error: UpstreamError): string {

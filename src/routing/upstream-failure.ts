@@ -1,10 +1,11 @@
 /** Maps a classified upstream failure to the sanitized GatewayError the caller receives. */
-import { ErrorType } from '../lib/error-catalogue.ts';
+import { ErrorType, errors } from '../lib/error-catalogue.ts';
 import { GatewayError } from '../lib/gateway-error.ts';
-import { UpstreamError } from '../providers/upstream-error.ts';
+import { LocalFailure, UpstreamError } from '../providers/upstream-error.ts';
 
 export function upstreamFailure(error: unknown, modelName: string): GatewayError {
   if (error instanceof GatewayError) return error;
+  if (error instanceof LocalFailure) return errors.internal(); // our own failure: a 500, not the provider's
   if (!(error instanceof UpstreamError)) {
     return new GatewayError({
       status: 502,

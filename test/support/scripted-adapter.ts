@@ -21,6 +21,8 @@ export type Step =
   | { kind: 'ok'; text?: string }
   | { kind: 'status'; status: number; retryAfterSeconds?: number; code?: string }
   | { kind: 'timeout' }
+  /** The adapter's own code throws (a serializer failure, a bug): not the upstream's fault. */
+  | { kind: 'local-bug' }
   /** Streams: fail after this many chunks. */
   | { kind: 'break'; after: number };
 
@@ -82,6 +84,7 @@ function failIfError(step: Step): void {
   }
   if (step.kind === 'timeout')
     throw new UpstreamError({ kind: 'timeout', retryable: true, message: 'timed out' });
+  if (step.kind === 'local-bug') throw new RangeError('Maximum call stack size exceeded');
 }
 
 function chunk(model: string, content: string): ChatCompletionChunk {

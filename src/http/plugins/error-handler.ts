@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { errors } from '../../lib/error-catalogue.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
 
 export function toGatewayError(error: unknown, request: FastifyRequest, bodyLimit: number): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -37,6 +38,13 @@ export function sendGatewayError(reply: FastifyReply, error: GatewayError): Fast
 export const errorHandlerPlugin = fp(
   async (app: FastifyInstance) => {
     const bodyLimit = app.initialConfig.bodyLimit ?? 1_048_576;
+    // JSON bodies are bounded in depth before they are parsed (routes with their own parser do the same).
+    const parseJson = app.getDefaultJsonParser('error', 'ignore');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if (jsonTextTooDeep(body as string)) return done(errors.jsonTooDeep(MAX_JSON_DEPTH), undefined);
+      parseJson(request, body as string, done);
+    });
     app.setErrorHandler((error, request, reply) => {
       const gatewayError = toGatewayError(error, request, bodyLimit);
       if (gatewayError.status >= 500 && !(error instanceof GatewayError)) {

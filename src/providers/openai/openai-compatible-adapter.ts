@@ -87,7 +87,7 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
       try {
         yield* openAiChunks(response.body);
       } catch (error) {
-        throw error instanceof UpstreamError ? error : classifyTransportError(error);
+        throw classifyTransportError(error);
       }
     } finally {
       response.cancel();
