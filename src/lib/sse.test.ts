@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeSse, encodeSseData, type SseEvent, SseParser } from './sse.ts';
+import { decodeSse, encodeSseData, type SseEvent, SseLimitError, SseParser } from './sse.ts';
 
 async function collect(pieces: Array<string | Uint8Array>): Promise<SseEvent[]> {
   async function* source() {
@@ -11,6 +11,41 @@ async function collect(pieces: Array<string | Uint8Array>): Promise<SseEvent[]> 
 }
 
 const stream = 'data: {"a":1}\n\nevent: ping\ndata: x\n\n: keep-alive\n\ndata: [DONE]\n\n';
+
+describe('SSE decoder bounds (issue 9: an endless line held a core, unended events grew the heap)', () => {
+  const small = { maxLineLength: 100, maxEventLength: 250, maxDataLines: 5 };
+
+  it('refuses a line longer than the bound, however it is split', () => {
+    const parser = new SseParser(small);
+    expect(() => {
+      for (let index = 0; index < 20; index++) parser.push(`data: ${'x'.repeat(9)}`);
+    }).toThrow(SseLimitError);
+  });
+
+  it('refuses an event whose data lines never end with a blank line', () => {
+    const parser = new SseParser(small);
+    expect(() => {
+      for (let index = 0; index < 10; index++) parser.push(`data: ${'y'.repeat(60)}\n`);
+    }).toThrow(/characters of data/);
+    const lines = new SseParser(small);
+    expect(() => lines.push('data:\n'.repeat(6))).toThrow(/data lines/);
+  });
+
+  it('resets the event budget at every blank line', () => {
+    const parser = new SseParser(small);
+    let events = 0;
+    for (let index = 0; index < 100; index++) events += parser.push(`data: ${'z'.repeat(60)}\n\n`).length;
+    expect(events).toBe(100);
+  });
+
+  it('scans an unfinished line only once: a long line fed in small pieces is still parsed', () => {
+    const parser = new SseParser();
+    const piece = 'a'.repeat(1024);
+    for (let index = 0; index < 4096; index++) parser.push(index === 0 ? `data: ${piece}` : piece);
+    const [event] = parser.push('\n\n');
+    expect(event!.data.length).toBe(4096 * 1024);
+  });
+});
 
 describe('SSE decoder', () => {
   it('yields each data event with its event type and skips comments', async () => {

@@ -2,12 +2,42 @@
  * Server-sent events codec (WHATWG framing). The decoder turns a byte stream into events, handling
  * CR, LF and CRLF line ends, CRLF split across chunks, multi-line data and multi-byte characters split
  * across chunks; the encoder writes events. Neither stage buffers more than one unfinished line.
+ *
+ * Upstreams are not trusted: parsing is linear (each character is scanned once, however the stream is
+ * split) and bounded: a line, an event's data and its number of data lines have limits, past which the
+ * parser throws SseLimitError instead of growing without end (issue 9: one endless `data:` line held a
+ * core for 30 s; data lines without a blank line grew the heap to 1.8 GB).
  */
 export interface SseEvent {
   /** The `event:` field, or undefined for the default `message` type. */
   event: string | undefined;
   data: string;
   id: string | undefined;
+}
+
+export interface SseLimits {
+  /** Longest line, in characters. */
+  maxLineLength: number;
+  /** Most data characters in one event. */
+  maxEventLength: number;
+  /** Most `data:` lines in one event. */
+  maxDataLines: number;
+}
+
+/** 8 MiB like the MCP side's answers; far above any real event. */
+export const DEFAULT_SSE_LIMITS: SseLimits = Object.freeze({
+  maxLineLength: 8 * 1024 * 1024,
+  maxEventLength: 8 * 1024 * 1024,
+  maxDataLines: 100_000,
+});
+
+/** The stream crossed a bound of SseLimits (an upstream that misbehaves). */
+export class SseLimitError extends Error {
+  readonly code = 'SB_SSE_LIMIT';
+  constructor(what: string) {
+    super(`the event stream exceeded a bound: ${what}`);
+    this.name = 'SseLimitError';
+  }
 }
 
 export async function* decodeSse(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
@@ -24,12 +54,18 @@ export async function* decodeSse(source: AsyncIterable<Uint8Array | string>): As
 
 /** Incremental parser: feed text, get the events completed by it. */
 export class SseParser {
+  private readonly limits: SseLimits;
   private buffer = '';
+  private dataLength = 0;
   private skipLeadingLineFeed = false;
   private started = false;
   private dataLines: string[] = [];
   private eventType: string | undefined = undefined;
   private lastId: string | undefined = undefined;
+
+  constructor(limits: SseLimits = DEFAULT_SSE_LIMITS) {
+    this.limits = limits;
+  }
 
   push(text: string): SseEvent[] {
     const events: SseEvent[] = [];
@@ -42,10 +78,12 @@ export class SseParser {
       if (input.charCodeAt(0) === 10) input = input.slice(1);
       this.skipLeadingLineFeed = false;
     }
+    // The kept part of the buffer holds no line end: scan only what this piece adds (linear overall).
+    const scanFrom = this.buffer.length;
     let buffer = this.buffer.length > 0 ? this.buffer + input : input;
     let start = 0;
     for (;;) {
-      const lineEnd = findLineEnd(buffer, start);
+      const lineEnd = findLineEnd(buffer, Math.max(start, scanFrom));
       if (lineEnd === -1) break;
       this.processLine(buffer.slice(start, lineEnd), events);
       if (buffer.charCodeAt(lineEnd) === 13) {
@@ -61,6 +99,8 @@ export class SseParser {
       }
     }
     buffer = start === 0 ? buffer : buffer.slice(start);
+    if (buffer.length > this.limits.maxLineLength)
+      throw new SseLimitError(`a line longer than ${this.limits.maxLineLength} characters`);
     this.buffer = buffer;
     return events;
   }
@@ -72,6 +112,7 @@ export class SseParser {
         events.push({ event: this.eventType, data, id: this.lastId });
       }
       this.dataLines = [];
+      this.dataLength = 0;
       this.eventType = undefined;
       return;
     }
@@ -80,8 +121,14 @@ export class SseParser {
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === 'data') this.dataLines.push(value);
-    else if (field === 'event') this.eventType = value;
+    if (field === 'data') {
+      this.dataLength += value.length + 1;
+      if (this.dataLength > this.limits.maxEventLength)
+        throw new SseLimitError(`an event with more than ${this.limits.maxEventLength} characters of data`);
+      if (this.dataLines.length >= this.limits.maxDataLines)
+        throw new SseLimitError(`an event with more than ${this.limits.maxDataLines} data lines`);
+      this.dataLines.push(value);
+    } else if (field === 'event') this.eventType = value;
     else if (field === 'id' && !value.includes('\0')) this.lastId = value;
   }
 }

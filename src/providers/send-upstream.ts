@@ -35,6 +35,8 @@ export interface UpstreamResponse {
   prefix(maxBytes: number): Promise<string>;
   /** Stops the exchange; an unfinished body aborts (and closes) its socket. */
   cancel(): void;
+  /** Ends the exchange with `error`: the body's reader throws it and the upstream request is aborted. */
+  abort(error: Error): void;
 }
 
 /** The request waited longer than the pool timeout for a connection; nothing was sent. */
@@ -52,6 +54,15 @@ export class TotalTimeoutError extends Error {
   constructor(timeoutMs: number) {
     super(`the upstream did not finish within ${timeoutMs} ms`);
     this.name = 'TotalTimeoutError';
+  }
+}
+
+/** A stream sent no chunk (keep-alive comments do not count) before the request deadline. */
+export class FirstChunkTimeoutError extends Error {
+  readonly code = 'SB_FIRST_CHUNK_TIMEOUT';
+  constructor(timeoutMs: number) {
+    super(`the upstream sent no chunk within ${timeoutMs} ms`);
+    this.name = 'FirstChunkTimeoutError';
   }
 }
 
@@ -144,6 +155,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       text: (maxBytes) => this.readText(maxBytes, true),
       prefix: (maxBytes) => this.readText(maxBytes, false),
       cancel: () => this.cancel(),
+      abort: (error) => this.fail(error),
     });
   }
 

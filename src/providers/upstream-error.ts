@@ -127,6 +127,18 @@ export function classifyTransportError(error: unknown): UpstreamError | LocalFai
         retryable: true,
         message: 'no upstream connection became free in time',
       });
+    case 'SB_FIRST_CHUNK_TIMEOUT':
+      return new UpstreamError({
+        kind: 'timeout',
+        retryable: true,
+        message: 'the upstream sent no chunk in time (keep-alive comments do not count)',
+      });
+    case 'SB_SSE_LIMIT':
+      return new UpstreamError({
+        kind: 'protocol',
+        retryable: true,
+        message: 'the upstream stream exceeded a line or event bound',
+      });
     case 'SB_RESPONSE_TOO_LARGE':
       return new UpstreamError({
         kind: 'protocol',

@@ -331,6 +331,7 @@ function classifyAbort(
   if (callerSignal?.aborted) return callerSignal.reason;
   if (signal.aborted) return new UpstreamMcpError('timeout', `no answer within ${timeoutMs} ms`);
   const code = (error as { code?: unknown }).code;
+  if (code === 'SB_SSE_LIMIT') return new UpstreamMcpError('oversize', 'an event of the stream is too large');
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return new UpstreamMcpError('timeout', `no answer within ${timeoutMs} ms`);
   }

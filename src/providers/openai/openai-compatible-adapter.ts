@@ -14,7 +14,7 @@ import {
   type ProviderAdapter,
   timeLeft,
 } from '../provider-adapter.ts';
-import { sendUpstream, type UpstreamResponse } from '../send-upstream.ts';
+import { FirstChunkTimeoutError, sendUpstream, type UpstreamResponse } from '../send-upstream.ts';
 import { classifyTransportError, UpstreamError } from '../upstream-error.ts';
 import { UpstreamPool } from '../upstream-pool.ts';
 import { classifyErrorResponse } from './openai-errors.ts';
@@ -84,10 +84,22 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
           message: 'the upstream did not answer with an event stream',
         });
       }
+      // Until the first real chunk the request deadline applies: keep-alive comments and empty events
+      // keep the socket busy but do not count (issue 9: `: ping` every second held a stream for 30 s).
+      const waitMs = timeLeft(context.deadline, this.settings.timeouts.totalMs);
+      let firstChunkTimer: NodeJS.Timeout | undefined = setTimeout(
+        () => response.abort(new FirstChunkTimeoutError(waitMs)),
+        waitMs,
+      );
       try {
-        yield* openAiChunks(response.body);
+        for await (const chunk of openAiChunks(response.body)) {
+          if (firstChunkTimer) firstChunkTimer = void clearTimeout(firstChunkTimer);
+          yield chunk;
+        }
       } catch (error) {
         throw classifyTransportError(error);
+      } finally {
+        clearTimeout(firstChunkTimer);
       }
     } finally {
       response.cancel();
