@@ -122,6 +122,7 @@ export const GeneralSettingsSchema = Type.Object(
     auth_cache_ttl_seconds: Type.Optional(Seconds),
     max_request_body_bytes: Type.Optional(PositiveInteger),
     request_timeout_seconds: Type.Optional(Seconds),
+    body_read_timeout_seconds: Type.Optional(Seconds),
     shutdown_grace_seconds: Type.Optional(Type.Number({ minimum: 0 })),
     request_logging: Type.Optional(Type.Boolean()),
     mcp_tool_loop_max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),

@@ -72,6 +72,8 @@ export interface GeneralSettings {
   auth_cache_ttl_seconds: number;
   max_request_body_bytes: number;
   request_timeout_seconds: number;
+  /** Longest a client may take to send a request body (408 after). */
+  body_read_timeout_seconds: number;
   shutdown_grace_seconds: number;
   request_logging: boolean;
   mcp_tool_loop_max_iterations: number;

@@ -176,6 +176,7 @@ function buildConfig(
       auth_cache_ttl_seconds: general.auth_cache_ttl_seconds ?? 60,
       max_request_body_bytes: general.max_request_body_bytes ?? 10 * 1024 * 1024,
       request_timeout_seconds: general.request_timeout_seconds ?? 600,
+      body_read_timeout_seconds: general.body_read_timeout_seconds ?? 30,
       shutdown_grace_seconds: general.shutdown_grace_seconds ?? 30,
       request_logging: general.request_logging ?? true,
       mcp_tool_loop_max_iterations: general.mcp_tool_loop_max_iterations ?? 10,

@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { App, AppDependencies } from './app-types.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
+import { bodyReadDeadlinePlugin } from './plugins/body-read-deadline.ts';
 import { errorHandlerPlugin } from './plugins/error-handler.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { requestMetricsPlugin } from './plugins/request-metrics.ts';
@@ -44,6 +45,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   await app.register(errorHandlerPlugin);
+  await app.register(bodyReadDeadlinePlugin, { timeoutMs: general.body_read_timeout_seconds * 1000 });
   await app.register(requestMetricsPlugin, { metrics: deps.metrics, logRequests: general.request_logging });
   await app.register(authenticationPlugin, { authenticator: deps.authenticator });
   await app.register(openApiPlugin, { version: VERSION });

@@ -37,6 +37,7 @@ export const ErrorCode = {
   sharedStoreUnavailable: 'shared_store_unavailable',
   invalidationQueueUnavailable: 'invalidation_queue_unavailable',
   jsonTooDeep: 'json_too_deep',
+  bodyReadTimeout: 'request_body_timeout',
 } as const;
 
 export const errors = {
@@ -55,6 +56,15 @@ export const errors = {
       type: ErrorType.invalidRequest,
       code: ErrorCode.invalidJson,
       message: `The request body is not valid JSON (${detail}). Send a JSON object with Content-Type: application/json.`,
+    });
+  },
+  bodyReadTimeout(timeoutMs: number): GatewayError {
+    return new GatewayError({
+      status: 408,
+      type: ErrorType.timeout,
+      code: ErrorCode.bodyReadTimeout,
+      message: `The request body did not arrive within ${timeoutMs / 1000} s (general_settings.body_read_timeout_seconds). Send it at once.`,
+      headers: { connection: 'close' },
     });
   },
   jsonTooDeep(maxDepth: number): GatewayError {
