@@ -77,6 +77,12 @@ export const rpcErrors = {
       `Tool '${name.slice(0, 200)}' does not exist or is not visible to this API key. tools/list shows the tools it may call.`,
     );
   },
+  batchTooLarge(maxBytes: number): JsonRpcError {
+    return new JsonRpcError(
+      JsonRpcCode.upstreamFailure,
+      `The answers of this batch exceeded ${maxBytes} bytes together; send this call on its own or in a smaller batch.`,
+    );
+  },
   upstream(serverKey: string, detail: string, data: Readonly<Record<string, unknown>> = {}): JsonRpcError {
     return new JsonRpcError(JsonRpcCode.upstreamFailure, `The MCP server '${serverKey}' failed: ${detail}`, {
       server: serverKey,

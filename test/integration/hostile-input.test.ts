@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/lib/json-depth.ts';
+import { MAX_BATCH_ANSWER_BYTES } from '../../src/mcp/mcp-gateway.ts';
 import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
 import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
@@ -23,7 +24,10 @@ describe('deeply nested input', () => {
 
   beforeAll(async () => {
     upstream = await FakeOpenAiServer.start();
-    tools = await startFakeMcpServer({ mode: 'stateless' });
+    tools = await startFakeMcpServer({
+      mode: 'stateless',
+      extraTools: { big: 'Answers `bytes` characters.' },
+    });
     backend = sqliteBackend();
     gateway = await startTestGateway({
       backend,
@@ -93,6 +97,40 @@ router_settings: { allowed_fails: 1, num_retries: 2 }
     const after = await gateway.admin('GET', '/ui/api/keys');
     expect(after.status).toBe(200);
     expect(after.body.total).toBe(before);
+  });
+
+  it('bounds the total answer bytes of one MCP batch: calls past the bound get -32005', async () => {
+    const server = await registerServer(gateway, { server_key: 'bulk', base_url: tools.url });
+    const caller = await createKey(gateway);
+    await bind(gateway, { server_id: server.server_id, scope_type: 'api_key', scope_id: caller.keyId });
+    const bytes = 3 * 1024 * 1024;
+    const batch = Array.from({ length: 20 }, (_, index) => ({
+      jsonrpc: '2.0',
+      id: index,
+      method: 'tools/call',
+      params: { name: 'bulk.big', arguments: { bytes } },
+    }));
+    const response = await fetch(`${gateway.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${caller.key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(batch),
+    });
+    const text = await response.text();
+    const answers = JSON.parse(text) as any[];
+    expect(answers).toHaveLength(20);
+    const served = answers.filter((answer) => answer.result);
+    const refused = answers.filter((answer) => answer.error);
+    expect(served.length * bytes).toBeLessThanOrEqual(MAX_BATCH_ANSWER_BYTES);
+    expect(served.length).toBeGreaterThan(0);
+    for (const answer of refused) expect(answer.error.code).toBe(-32005);
+    expect(new Set(answers.map((answer) => answer.id)).size).toBe(20); // every call answered once
+    expect(text.length).toBeLessThan(MAX_BATCH_ANSWER_BYTES + 1024 * 1024);
+    // The bound stops calls from starting once it is spent: far fewer than 20 reached the upstream.
+    expect(tools.calls('big').length).toBeLessThan(20);
   });
 
   it('answers -32602 to MCP tool arguments nested too deep, and keeps serving the tool', async () => {

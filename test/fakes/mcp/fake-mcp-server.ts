@@ -39,7 +39,7 @@ export interface FakeMcpOptions {
   mode: 'stateful' | 'stateless';
   /** When set, requests without `Authorization: Bearer <token>` get 401. */
   token?: string;
-  /** Extra tools (name → description) that echo their arguments. */
+  /** Extra tools (name → description) that echo their arguments; a `big…` one answers `bytes` characters. */
   extraTools?: Record<string, string>;
 }
 
@@ -102,6 +102,8 @@ function createMcpServer(extraTools: Record<string, string>): Server {
         await delay(Number(args.ms), undefined, { signal: extra.signal }).catch(() => {});
         return { content: [{ type: 'text', text: `waited ${args.ms} ms` }] };
       default:
+        if (request.params.name.startsWith('big'))
+          return { content: [{ type: 'text', text: 'x'.repeat(Number(args.bytes)) }] };
         return { content: [{ type: 'text', text: JSON.stringify({ tool: request.params.name, args }) }] };
     }
   });
