@@ -5,7 +5,7 @@
  */
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from './config/config.ts';
@@ -13,6 +13,7 @@ import { ConfigError } from './config/config-error.ts';
 import { loadConfig } from './config/load-config.ts';
 import { createGateway } from './gateway.ts';
 import { VERSION } from './http/app.ts';
+import { ensurePrivateFile, ensurePrivateFolder } from './lib/private-files.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createDatabase } from './store/db/create-database.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
@@ -102,8 +103,11 @@ function resolveMasterKey(
   const configured = config.general_settings.master_key ?? env.GATEWAY_MASTER_KEY;
   if (configured) return { key: configured, generated: false };
   const file = join(options.dataDir, 'master.key');
-  if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), generated: false };
-  mkdirSync(options.dataDir, { recursive: true });
+  if (existsSync(file)) {
+    if (ensurePrivateFile(file)) process.stderr.write(`switchboard: made ${file} private (0600)\n`);
+    return { key: readFileSync(file, 'utf8').trim(), generated: false };
+  }
+  ensurePrivateFolder(options.dataDir);
   const key = `sk-master-${randomBytes(24).toString('base64url')}`;
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return { key, generated: true };
@@ -239,6 +243,12 @@ async function main(): Promise<void> {
       'switchboard: --workers above 1 needs general_settings.redis_url: without a shared store each worker would keep its own counters and caches.\n',
     );
     process.exit(1);
+  }
+  if (cluster.isPrimary && existsSync(options.dataDir) && ensurePrivateFolder(options.dataDir)) {
+    logger.warn(
+      { folder: options.dataDir },
+      'the data folder was readable by others; made it private (0700)',
+    );
   }
   if (cluster.isPrimary) {
     const { key, generated } = resolveMasterKey(config, options, env);

@@ -3,7 +3,7 @@
  * listening, the embedded default that prints a master key and serves `demo` to the official openai
  * SDK, and SIGTERM that lets an in-flight request finish.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -77,7 +77,7 @@ describe('the switchboard command', () => {
   });
 
   it('starts on the embedded default, prints a master key once, and serves demo to the openai SDK', async () => {
-    const dataDir = tempFolder();
+    const dataDir = join(tempFolder(), 'fresh');
     const env = { GATEWAY_MASTER_KEY: '' };
     const gateway = await spawnGateway(['--data-dir', dataDir], env);
     running.push(gateway);
@@ -106,6 +106,11 @@ describe('the switchboard command', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('You said: Say hello');
+    // Issue 9: the data folder and every file in it are private (the database can unseal MCP tokens).
+    const mode = (name: string) => statSync(join(dataDir, name)).mode & 0o777;
+    expect(mode('.')).toBe(0o700);
+    for (const name of ['master.key', 'switchboard.db', 'switchboard.db-wal', 'switchboard.db-shm'])
+      expect(mode(name), name).toBe(0o600);
 
     await gateway.stop();
     const restarted = await spawnGateway(['--data-dir', dataDir], env);

@@ -2,11 +2,12 @@
  * Opens the database named by `general_settings.database_url`: PostgreSQL for a postgres:// URL
  * (pooled), otherwise a SQLite file through node:sqlite (WAL, foreign keys on, busy timeout).
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, type LogEvent, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ensurePrivateFile, ensurePrivateFolder } from '../../lib/private-files.ts';
 import { adaptNodeSqlite } from './node-sqlite-database.ts';
 import type { DatabaseSchema } from './tables.ts';
 
@@ -70,7 +71,12 @@ async function createPostgres(options: DatabaseOptions): Promise<Database> {
 
 async function createSqlite(options: DatabaseOptions): Promise<Database> {
   const file = options.url.replace(/^sqlite:(\/\/)?/, '');
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    // SQLite gives the -wal and -shm files the database file's mode, so a private file keeps them private.
+    ensurePrivateFolder(dirname(file));
+    for (const path of [file, `${file}-wal`, `${file}-shm`])
+      if (path === file || existsSync(path)) ensurePrivateFile(path);
+  }
   const database = new DatabaseSync(file);
   database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
   const db = new Kysely<DatabaseSchema>({
