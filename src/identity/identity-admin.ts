@@ -240,9 +240,26 @@ export class IdentityAdmin {
       throw errors.invalidRequest('Send either duration or expires_at, not both.', 'duration');
     }
     const changes: ApiKeyChanges = validLimits(rest);
-    if (duration !== undefined) changes.expires_at = this.clock.now() + durationMs(duration);
-    if (expires_at !== undefined) changes.expires_at = expires_at === null ? null : Date.parse(expires_at);
+    if (duration !== undefined) {
+      const milliseconds = durationMs(duration);
+      if (!(milliseconds <= MAX_KEY_LIFETIME_MS))
+        throw errors.invalidRequest('duration: must be at most 100 years (36500d).', 'duration');
+      changes.expires_at = this.clock.now() + milliseconds;
+    }
+    if (expires_at !== undefined) changes.expires_at = expires_at === null ? null : this.expiry(expires_at);
     return changes;
+  }
+
+  /** A valid instant no later than 100 years ahead (a leap second such as 23:59:60 does not parse). */
+  private expiry(text: string): number {
+    const at = Date.parse(text);
+    if (!Number.isFinite(at) || at < 0 || at > this.clock.now() + MAX_KEY_LIFETIME_MS) {
+      throw errors.invalidRequest(
+        'expires_at: must be a real date-time between 1970 and 100 years from now (e.g. 2027-01-31T00:00:00Z).',
+        'expires_at',
+      );
+    }
+    return at;
   }
 
   /** Runs `work` in a transaction that also queues the invalidation; publishes it after commit. */
@@ -315,6 +332,9 @@ function notFound(resource: string, id: string): never {
 }
 
 const unitMs = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** The longest a key may be made to live: beyond it, dates stop being dates (issue 9). */
+const MAX_KEY_LIFETIME_MS = 36_500 * unitMs.d;
 
 function durationMs(duration: string): number {
   const unit = duration.at(-1) as keyof typeof unitMs;

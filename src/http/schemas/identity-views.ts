@@ -12,7 +12,14 @@ export function timestampedView<T extends Timestamped>(
 
 export function keyView(record: ApiKeyRecord) {
   const { key_hash: _hash, expires_at, ...rest } = record;
-  return { ...timestampedView(rest), expires_at: expires_at === null ? null : isoTime(expires_at) };
+  return { ...timestampedView(rest), expires_at: expires_at === null ? null : isoTimeOrNull(expires_at) };
+}
+
+/** A stored expiry that is not a representable date (written by an older version) reads as null, never a 500. */
+function isoTimeOrNull(milliseconds: number): string | null {
+  return Number.isFinite(milliseconds) && Math.abs(milliseconds) <= 8.64e15
+    ? new Date(milliseconds).toISOString()
+    : null;
 }
 
 function isoTime(milliseconds: number): string {

@@ -36,8 +36,14 @@ export function columnsFromLimits(limits: Partial<LimitFields>): Partial<LimitCo
   return columns;
 }
 
+/** Stored JSON, or null when the column is empty or unreadable: one bad row never breaks a list. */
 export function parseJson<T>(text: string | null): T | null {
-  return text === null ? null : (JSON.parse(text) as T);
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return null;
+  }
 }
 
 export function jsonOrNull(value: unknown): string | null {
