@@ -13,6 +13,7 @@ import { ConfigError } from './config/config-error.ts';
 import { loadConfig } from './config/load-config.ts';
 import { createGateway } from './gateway.ts';
 import { VERSION } from './http/app.ts';
+import { judgeMasterKey } from './identity/master-key-rule.ts';
 import { ensurePrivateFile, ensurePrivateFolder } from './lib/private-files.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createDatabase } from './store/db/create-database.ts';
@@ -101,7 +102,14 @@ function resolveMasterKey(
   env: NodeJS.ProcessEnv,
 ): { key: string; generated: boolean } {
   const configured = config.general_settings.master_key ?? env.GATEWAY_MASTER_KEY;
-  if (configured) return { key: configured, generated: false };
+  if (configured) {
+    const source = config.general_settings.master_key ? 'general_settings.master_key' : 'GATEWAY_MASTER_KEY';
+    const verdict = judgeMasterKey(configured, source, options.host);
+    if (verdict.kind === 'refuse') throw new UsageError(verdict.message);
+    if (verdict.kind === 'warn' && cluster.isPrimary)
+      process.stderr.write(`switchboard: warning: ${verdict.message}\n`);
+    return { key: configured, generated: false };
+  }
   const file = join(options.dataDir, 'master.key');
   if (existsSync(file)) {
     if (ensurePrivateFile(file)) process.stderr.write(`switchboard: made ${file} private (0600)\n`);
@@ -262,7 +270,7 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const message =
-    error instanceof ConfigError
+    error instanceof ConfigError || error instanceof UsageError
       ? error.message
       : error instanceof Error
         ? (error.stack ?? error.message)

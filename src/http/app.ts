@@ -47,7 +47,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(errorHandlerPlugin);
   await app.register(bodyReadDeadlinePlugin, { timeoutMs: general.body_read_timeout_seconds * 1000 });
   await app.register(requestMetricsPlugin, { metrics: deps.metrics, logRequests: general.request_logging });
-  await app.register(authenticationPlugin, { authenticator: deps.authenticator });
+  await app.register(authenticationPlugin, { authenticator: deps.authenticator, clock: deps.clock });
   await app.register(openApiPlugin, { version: VERSION });
 
   registerHealthRoutes(app, deps);

@@ -38,6 +38,7 @@ export const ErrorCode = {
   invalidationQueueUnavailable: 'invalidation_queue_unavailable',
   jsonTooDeep: 'json_too_deep',
   bodyReadTimeout: 'request_body_timeout',
+  tooManyFailedAuthentications: 'too_many_failed_authentications',
 } as const;
 
 export const errors = {
@@ -56,6 +57,15 @@ export const errors = {
       type: ErrorType.invalidRequest,
       code: ErrorCode.invalidJson,
       message: `The request body is not valid JSON (${detail}). Send a JSON object with Content-Type: application/json.`,
+    });
+  },
+  tooManyFailedAuthentications(retryAfter: number): GatewayError {
+    return new GatewayError({
+      status: 429,
+      type: ErrorType.rateLimit,
+      code: ErrorCode.tooManyFailedAuthentications,
+      message: `Too many failed admin authentications from this address; retry after ${retryAfter} s with a valid master or admin key.`,
+      retryAfter,
     });
   },
   bodyReadTimeout(timeoutMs: number): GatewayError {

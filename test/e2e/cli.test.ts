@@ -61,6 +61,28 @@ describe('the switchboard command', () => {
     await expect(fetch(`http://127.0.0.1:${port}/health/liveliness`)).rejects.toThrow();
   });
 
+  it('refuses a master key shorter than 16 characters beyond loopback, and only warns on loopback (issue 9)', async () => {
+    const dataDir = tempFolder();
+    const port = await freePort();
+    const refused = await runCli(
+      ['serve', '--data-dir', dataDir, '--host', '0.0.0.0', '--port', String(port)],
+      {
+        GATEWAY_MASTER_KEY: 'a',
+      },
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the master key from GATEWAY_MASTER_KEY has 1 characters');
+    expect(refused.stderr).not.toContain('    at '); // a message, not a stack trace
+    await expect(fetch(`http://127.0.0.1:${port}/health/liveliness`)).rejects.toThrow();
+    const local = await spawnGateway(['--data-dir', dataDir], { GATEWAY_MASTER_KEY: 'sk-1234' });
+    running.push(local);
+    expect(local.output()).toContain('Accepted because the gateway listens on loopback only');
+    const admin = await fetch(`${local.baseUrl}/ui/api/keys`, {
+      headers: { authorization: 'Bearer sk-1234' },
+    });
+    expect(admin.status).toBe(200);
+  });
+
   it('names a provider param problem with its path and exits non-zero', async () => {
     const folder = tempFolder();
     const config = join(folder, 'provider.yaml');

@@ -5,7 +5,11 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Caller } from '../../canonical/caller.ts';
+import { AdminAuthThrottle } from '../../identity/admin-auth-throttle.ts';
 import type { AdminActor, Authenticator } from '../../identity/authenticator.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { errors } from '../../lib/error-catalogue.ts';
+import { GatewayError } from '../../lib/gateway-error.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,8 +23,9 @@ declare module 'fastify' {
 }
 
 export const authenticationPlugin = fp(
-  async (app: FastifyInstance, options: { authenticator: Authenticator }) => {
+  async (app: FastifyInstance, options: { authenticator: Authenticator; clock: Clock }) => {
     const { authenticator } = options;
+    const throttle = new AdminAuthThrottle(options.clock);
     // Decorated with null so every request object keeps one shape (Fastify's advice for speed).
     app.decorateRequest('caller', null as never);
     app.decorateRequest('adminActor', null as never);
@@ -28,7 +33,14 @@ export const authenticationPlugin = fp(
       request.caller = await authenticator.authenticate(request.headers.authorization);
     });
     app.decorate('authenticateAdmin', async (request: FastifyRequest) => {
-      request.adminActor = await authenticator.authenticateAdmin(request.headers.authorization);
+      const retryAfter = throttle.retryAfterSeconds(request.ip);
+      if (retryAfter > 0) throw errors.tooManyFailedAuthentications(retryAfter);
+      try {
+        request.adminActor = await authenticator.authenticateAdmin(request.headers.authorization);
+      } catch (error) {
+        if (error instanceof GatewayError && error.status === 401) throttle.failed(request.ip);
+        throw error;
+      }
     });
   },
   { name: 'switchboard-authentication' },
