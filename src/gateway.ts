@@ -54,8 +54,12 @@ export interface Gateway {
   readiness: Readiness;
   database: Database;
   store: SharedStore;
-  /** Stops accepting, reports not ready, finishes in-flight requests within `graceMs`, closes everything. */
-  close(graceMs?: number): Promise<void>;
+  /**
+   * Reports not ready and keeps serving for `preStopMs` (load balancers take the replica out meanwhile),
+   * then stops accepting and finishes in-flight requests within `graceMs`; streams still open after it
+   * end with an in-band error event. Closes everything.
+   */
+  close(graceMs?: number, preStopMs?: number): Promise<void>;
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -206,16 +210,28 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     readiness,
     database,
     store,
-    async close(graceMs = general.shutdown_grace_seconds * 1000) {
+    async close(
+      graceMs = general.shutdown_grace_seconds * 1000,
+      preStopMs = general.shutdown_pre_stop_seconds * 1000,
+    ) {
       readiness.startDraining();
       clearInterval(invalidationWorker);
+      if (preStopMs > 0) await new Promise((resolve) => setTimeout(resolve, preStopMs));
       const closing = app.close();
       // Sockets that turn idle after the close began would wait for the keep-alive timeout otherwise.
       const idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
-      const deadline = setTimeout(() => app.server.closeAllConnections(), graceMs);
+      let forceClose: NodeJS.Timeout | undefined;
+      const deadline = setTimeout(() => {
+        // Streams get their error event; a second later whatever is left (or still flushing) is closed.
+        const cut = app.openStreams.cutAll();
+        if (cut > 0)
+          logger.warn({ streams: cut }, 'grace period over: open streams ended with an error event');
+        forceClose = setTimeout(() => app.server.closeAllConnections(), cut > 0 ? 1_000 : 0);
+      }, graceMs);
       await closing;
       clearInterval(idleSweep);
       clearTimeout(deadline);
+      clearTimeout(forceClose);
       await registry.close();
       await mcp.close();
       await store.close();

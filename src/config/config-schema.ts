@@ -125,6 +125,7 @@ export const GeneralSettingsSchema = Type.Object(
     request_timeout_seconds: Type.Optional(Seconds),
     body_read_timeout_seconds: Type.Optional(Seconds),
     shutdown_grace_seconds: Type.Optional(Type.Number({ minimum: 0 })),
+    shutdown_pre_stop_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 600 })),
     request_logging: Type.Optional(Type.Boolean()),
     mcp_tool_loop_max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
     mcp_catalog_refresh_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),

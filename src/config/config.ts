@@ -75,6 +75,8 @@ export interface GeneralSettings {
   /** Longest a client may take to send a request body (408 after). */
   body_read_timeout_seconds: number;
   shutdown_grace_seconds: number;
+  /** After SIGTERM: how long readiness says 503 while the replica keeps serving, before it stops listening. */
+  shutdown_pre_stop_seconds: number;
   request_logging: boolean;
   mcp_tool_loop_max_iterations: number;
   mcp_catalog_refresh_interval_seconds: number;

@@ -178,6 +178,7 @@ function buildConfig(
       request_timeout_seconds: general.request_timeout_seconds ?? 600,
       body_read_timeout_seconds: general.body_read_timeout_seconds ?? 30,
       shutdown_grace_seconds: general.shutdown_grace_seconds ?? 30,
+      shutdown_pre_stop_seconds: general.shutdown_pre_stop_seconds ?? 0,
       request_logging: general.request_logging ?? true,
       mcp_tool_loop_max_iterations: general.mcp_tool_loop_max_iterations ?? 10,
       mcp_catalog_refresh_interval_seconds: general.mcp_catalog_refresh_interval_seconds ?? 300,

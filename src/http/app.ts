@@ -7,9 +7,10 @@ import type { IncomingMessage } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { App, AppDependencies } from './app-types.ts';
+import { OpenStreams } from './open-streams.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
 import { bodyReadDeadlinePlugin } from './plugins/body-read-deadline.ts';
-import { errorHandlerPlugin } from './plugins/error-handler.ts';
+import { errorHandlerPlugin, sendGatewayError, toGatewayError } from './plugins/error-handler.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { requestMetricsPlugin } from './plugins/request-metrics.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
@@ -37,8 +38,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // A malformed URL (bad percent-encoding, an over-long parameter) gets the OpenAI envelope too.
+    frameworkErrors: (error, request, reply) =>
+      sendGatewayError(reply, toGatewayError(error, request, general.max_request_body_bytes)),
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  app.decorate('openStreams', new OpenStreams());
   // Response schemas document the API; they are not compiled into serializers. Compiling one per route
   // and status (fast-json-stringify, with Ajv for every anyOf) cost ~30 MB of heap at start, and no hot
   // answer uses one: chat answers are written as the upstream's JSON text. Views build explicit objects.

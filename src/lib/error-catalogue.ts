@@ -167,6 +167,18 @@ export const errors = {
       message: `No ${resource} with id '${id}' exists.`,
     });
   },
+  /** A client error raised by the HTTP framework or a plugin, kept at its status in our envelope. */
+  clientError(status: number): GatewayError {
+    return new GatewayError({
+      status,
+      type: status === 404 ? ErrorType.notFound : ErrorType.invalidRequest,
+      code: status === 404 ? ErrorCode.notFound : ErrorCode.invalidRequest,
+      message:
+        status === 404
+          ? 'Not found. See /docs for the available endpoints.'
+          : `The request is malformed (HTTP ${status}). Check the URL, headers and body.`,
+    });
+  },
   routeNotFound(method: string, url: string): GatewayError {
     return new GatewayError({
       status: 404,

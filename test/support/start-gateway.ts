@@ -27,6 +27,8 @@ export interface StartOptions {
   generalSettings?: string;
   clock?: Clock;
   masterKey?: string;
+  /** The gateway's logger (default: pino at TEST_LOG_LEVEL, silent). */
+  logger?: pino.Logger;
 }
 
 const defaultModels = `
@@ -48,7 +50,7 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
   const gateway = await createGateway({
     config,
     masterKey,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     storePrefix: options.backend.prefix,
     ...(options.backend.schema ? { databaseSchema: options.backend.schema } : {}),
     ...(options.clock ? { clock: options.clock, storeClock: options.clock } : {}),

@@ -26,6 +26,10 @@ export function toGatewayError(error: unknown, request: FastifyRequest, bodyLimi
   }
   if (error instanceof SyntaxError && fastifyError.statusCode === 400)
     return errors.invalidJson(error.message);
+  // Any other client error of Fastify or a plugin (a bad URL, a path outside the static docs folder)
+  // keeps its 4xx status in our envelope; only a failure of our own is a 500.
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return errors.clientError(status);
   return errors.internal();
 }
 
@@ -38,6 +42,8 @@ export function sendGatewayError(reply: FastifyReply, error: GatewayError): Fast
 export const errorHandlerPlugin = fp(
   async (app: FastifyInstance) => {
     const bodyLimit = app.initialConfig.bodyLimit ?? 1_048_576;
+    // Only JSON bodies are parsed: text/plain (which Fastify reads by default) answers 415 like any other type.
+    app.removeContentTypeParser('text/plain');
     // JSON bodies are bounded in depth before they are parsed (routes with their own parser do the same).
     const parseJson = app.getDefaultJsonParser('error', 'ignore');
     app.removeContentTypeParser('application/json');

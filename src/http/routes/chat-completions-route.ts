@@ -1,6 +1,8 @@
 /** POST /v1/chat/completions: validate, hand to the proxy use case, write JSON or the event stream. */
 import Type from 'typebox';
+import { errors } from '../../lib/error-catalogue.ts';
 import { decodeChatRequest } from '../../wire/chat/decode-chat-request.ts';
+import { encodeChatStreamError } from '../../wire/chat/encode-chat-stream.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { callerSignal } from '../caller-signal.ts';
 import { writeEventStream } from '../event-stream.ts';
@@ -20,6 +22,9 @@ const ChatCompletionBody = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** Ends a stream still open when a shutdown's grace period runs out (no [DONE]: the answer is incomplete). */
+const CUT_EVENT = encodeChatStreamError(errors.notReady());
 
 export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencies, 'chat'>): void {
   app.post(
@@ -51,7 +56,10 @@ export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencie
         'x-switchboard-attempts': String(outcome.attempts),
       };
       if (outcome.kind === 'json') return reply.headers(headers).type('application/json').send(outcome.json);
-      await writeEventStream(reply, headers, outcome.events, signal);
+      await writeEventStream(reply, headers, outcome.events, signal, {
+        streams: app.openStreams,
+        cutEvent: CUT_EVENT,
+      });
       reply.recordResponse(200);
       return reply;
     },

@@ -1,0 +1,97 @@
+/**
+ * Draining for a shutdown (issue 9): readiness answers 503 while the replica keeps serving during the
+ * pre-stop delay, and a stream still open when the grace period ends gets one in-band error event (no
+ * [DONE]) and is logged as cut, instead of being cut mid-body and logged as 200.
+ */
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
+import { type Backend, sqliteBackend } from '../support/backends.ts';
+import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
+
+describe('draining for a shutdown', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function start(): Promise<{
+    gateway: TestGateway;
+    upstream: FakeOpenAiServer;
+    logs: any[];
+    key: string;
+  }> {
+    const upstream = await FakeOpenAiServer.start();
+    const backend: Backend = sqliteBackend();
+    const logs: any[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+        done();
+      },
+    });
+    const gateway = await startTestGateway({
+      backend,
+      logger: pino({ level: 'info' }, sink),
+      yaml: `
+model_list:
+  - { model_name: slow, params: { provider: openai, model: m, api_base: "${upstream.baseUrl}" }, model_info: { id: slow-1 } }
+`,
+    });
+    cleanups.push(async () => {
+      await upstream.close();
+      await backend.cleanup();
+    });
+    return { gateway, upstream, logs, key: await gateway.createKey() };
+  }
+
+  const chat = (gateway: TestGateway, key: string, stream: boolean) =>
+    fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'slow', stream, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+
+  it('answers readiness 503 but keeps serving during the pre-stop delay', async () => {
+    const { gateway, key } = await start();
+    const closing = gateway.gateway.close(1_000, 500);
+    expect((await fetch(`${gateway.baseUrl}/health/readiness`)).status).toBe(503);
+    const served = await chat(gateway, key, false);
+    expect(served.status).toBe(200);
+    await closing;
+    await expect(fetch(`${gateway.baseUrl}/health/liveliness`)).rejects.toThrow();
+  });
+
+  it('ends a stream still open after the grace period with an error event, no [DONE], logged as cut', async () => {
+    const { gateway, upstream, logs, key } = await start();
+    upstream.defaultScenario = { kind: 'answer', text: 'word '.repeat(100), chunkDelayMs: 100 };
+    const response = await chat(gateway, key, true);
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value);
+    const closing = gateway.gateway.close(300, 0);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    await closing;
+    expect(text).toContain('"content":"word ');
+    expect(text).toMatch(/data: \{"error":\{[^\n]*"code":"not_ready"/);
+    expect(text).not.toContain('[DONE]');
+    const line = logs.find((entry) => entry.msg === 'stream cut by shutdown');
+    expect(line).toMatchObject({ url: '/v1/chat/completions', status: 200, cut: true });
+    expect(
+      logs.some(
+        (entry) =>
+          entry.msg === 'request completed' &&
+          entry.url === '/v1/chat/completions' &&
+          entry.status === 200 &&
+          !entry.cut &&
+          entry.ms > 250,
+      ),
+    ).toBe(false);
+  });
+});
