@@ -10,6 +10,7 @@ import { createKeyHasher } from './identity/api-key-secret.ts';
 import { AuthInvalidationPublisher } from './identity/auth-invalidation.ts';
 import { Authenticator } from './identity/authenticator.ts';
 import { IdentityAdmin } from './identity/identity-admin.ts';
+import { OrganizationOf } from './identity/organization-of.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
 import { CallerAdmission } from './limits/caller-admission.ts';
@@ -185,6 +186,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     readiness,
     authenticator,
     identityAdmin,
+    organizationOf: new OrganizationOf(database.db),
     registry,
     chat,
     routing: {

@@ -41,7 +41,7 @@ export interface Caller {
   readonly teamId: string | null;
   readonly organizationId: string | null;
   /** The role of the key's user; `admin` users may call the admin API with their key. */
-  readonly userRole: 'admin' | 'member' | null;
+  readonly userRole: 'proxy_admin' | 'org_admin' | 'member' | null;
   /** Model allow-list of the key; null allows every model. */
   readonly models: readonly string[] | null;
   readonly maxParallelRequests: number | null;

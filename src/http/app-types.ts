@@ -11,6 +11,7 @@ import type {
 import type { Config } from '../config/config.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
 import type { IdentityAdmin } from '../identity/identity-admin.ts';
+import type { OrganizationOf } from '../identity/organization-of.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { McpServices } from '../mcp/mcp-services.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -37,6 +38,8 @@ export interface AppDependencies {
   readiness: Readiness;
   authenticator: Authenticator;
   identityAdmin: IdentityAdmin;
+  /** Which organization an administered thing belongs to (scoped administration). */
+  organizationOf: OrganizationOf;
   registry: ModelRegistry;
   chat: ChatCompletions;
   routing: ReportSources & { events: FallbackEventLog };

@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { App, AppDependencies } from './app-types.ts';
 import { OpenStreams } from './open-streams.ts';
+import { adminScopePlugin } from './plugins/admin-scope.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
 import { bodyReadDeadlinePlugin } from './plugins/body-read-deadline.ts';
 import { errorHandlerPlugin, sendGatewayError, toGatewayError } from './plugins/error-handler.ts';
@@ -53,6 +54,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(bodyReadDeadlinePlugin, { timeoutMs: general.body_read_timeout_seconds * 1000 });
   await app.register(requestMetricsPlugin, { metrics: deps.metrics, logRequests: general.request_logging });
   await app.register(authenticationPlugin, { authenticator: deps.authenticator, clock: deps.clock });
+  await app.register(adminScopePlugin, { organizationOf: deps.organizationOf });
   await app.register(openApiPlugin, { version: VERSION });
 
   registerHealthRoutes(app, deps);

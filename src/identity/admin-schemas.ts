@@ -39,7 +39,8 @@ export const UserBody = Type.Object(
   {
     user_id: Type.Optional(EntityId),
     email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Null()])),
-    role: Type.Optional(Type.Enum(['admin', 'member'])),
+    // `admin` is the earlier name of proxy_admin and is stored as proxy_admin.
+    role: Type.Optional(Type.Enum(['proxy_admin', 'org_admin', 'member', 'admin'])),
     team_id: NullableId,
     organization_id: NullableId,
     metadata: Metadata,

@@ -35,8 +35,14 @@ interface Entry {
   expiresAt: number;
 }
 
-/** Who is calling the admin API: the master key, or an admin user through one of their keys. */
-export type AdminActor = { kind: 'master' } | { kind: 'user'; userId: string; keyId: string };
+/**
+ * Who is calling the admin API: the master key, or an administrator through one of their keys: a
+ * proxy administrator (everything) or an organization administrator (their organization only).
+ */
+export type AdminActor =
+  | { kind: 'master' }
+  | { kind: 'user'; userId: string; keyId: string; role: 'proxy_admin' }
+  | { kind: 'user'; userId: string; keyId: string; role: 'org_admin'; organizationId: string };
 
 /** How an admin actor is recorded (`decided_by`, `created_by`): `master` or `user:<user_id>`. */
 export function actorLabel(actor: AdminActor): string {
@@ -50,7 +56,7 @@ export const masterCaller: Caller = Object.freeze({
   userId: null,
   teamId: null,
   organizationId: null,
-  userRole: 'admin',
+  userRole: 'proxy_admin',
   models: null,
   maxParallelRequests: null,
   scopes: [],
@@ -107,13 +113,16 @@ export class Authenticator implements InvalidationListener {
     return caller;
   }
 
-  /** Admin API access: the master key, or the key of a user whose role is admin. */
+  /** Admin API access: the master key, or the key of a proxy administrator or organization administrator. */
   async authenticateAdmin(authorization: string | undefined): Promise<AdminActor> {
     const caller = await this.authenticate(authorization);
     if (caller.kind === 'master') return { kind: 'master' };
-    if (caller.userRole !== 'admin' || caller.userId === null || caller.keyId === null)
-      throw errors.masterKeyRequired();
-    return { kind: 'user', userId: caller.userId, keyId: caller.keyId };
+    const { userId, keyId, userRole, organizationId } = caller;
+    if (userId === null || keyId === null) throw errors.masterKeyRequired();
+    if (userRole === 'proxy_admin') return { kind: 'user', userId, keyId, role: 'proxy_admin' };
+    if (userRole === 'org_admin' && organizationId !== null)
+      return { kind: 'user', userId, keyId, role: 'org_admin', organizationId };
+    throw errors.masterKeyRequired();
   }
 
   /** The keyed hash of a token; tokens of known keys skip the HMAC (about 2-3% of a request's CPU). */

@@ -20,7 +20,11 @@ import {
   OrganizationRepository,
 } from '../store/db/repositories/organization-repository.ts';
 import { type TeamRecord, TeamRepository } from '../store/db/repositories/team-repository.ts';
-import { type UserRecord, UserRepository } from '../store/db/repositories/user-repository.ts';
+import {
+  type UserChanges,
+  type UserRecord,
+  UserRepository,
+} from '../store/db/repositories/user-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 import type { KeyBody, OrganizationBody, TeamBody, UserBody } from './admin-schemas.ts';
 import { displayPrefix, generateApiKeySecret, type KeyHasher } from './api-key-secret.ts';
@@ -82,8 +86,8 @@ export class IdentityAdmin {
     return (await new OrganizationRepository(this.db).get(id)) ?? notFound('organization', id);
   }
 
-  listOrganizations(page: PageRequest): Promise<Page<OrganizationRecord>> {
-    return new OrganizationRepository(this.db).list(page);
+  listOrganizations(page: PageRequest, organizationId?: string): Promise<Page<OrganizationRecord>> {
+    return new OrganizationRepository(this.db).list(page, organizationId);
   }
 
   async deleteOrganization(id: string): Promise<void> {
@@ -143,7 +147,7 @@ export class IdentityAdmin {
   // Users -----------------------------------------------------------------------------------------
 
   async upsertUser(body: UserBody): Promise<{ record: UserRecord; created: boolean }> {
-    const changes = validLimits(body);
+    const changes = userChanges(body);
     const id = body.user_id ?? newId('user');
     return this.change([{ kind: 'user', id }], async (trx) => {
       await requireMembership(trx, body.team_id, body.organization_id);
@@ -157,7 +161,7 @@ export class IdentityAdmin {
 
   async updateUser(id: string, body: UserBody): Promise<UserRecord> {
     if (body.user_id !== undefined && body.user_id !== id) throw idMismatch('user_id');
-    const changes = validLimits(body);
+    const changes = userChanges(body);
     return this.change([{ kind: 'user', id }], async (trx) => {
       await requireMembership(trx, body.team_id, body.organization_id);
       const repository = new UserRepository(trx);
@@ -224,7 +228,10 @@ export class IdentityAdmin {
     return (await new ApiKeyRepository(this.db).get(id)) ?? notFound('key', id);
   }
 
-  listKeys(page: PageRequest, filter: { userId?: string; teamId?: string }): Promise<Page<ApiKeyRecord>> {
+  listKeys(
+    page: PageRequest,
+    filter: { userId?: string | undefined; teamId?: string | undefined; organizationId?: string | undefined },
+  ): Promise<Page<ApiKeyRecord>> {
     return new ApiKeyRepository(this.db).list(page, filter);
   }
 
@@ -271,6 +278,12 @@ export class IdentityAdmin {
     await this.publisher.publish(queued);
     return result;
   }
+}
+
+/** A user body with `admin`, the earlier name of the proxy administrator role, stored as proxy_admin. */
+function userChanges(body: UserBody): UserChanges {
+  const { role, ...rest } = validLimits(body);
+  return role === undefined ? rest : { ...rest, role: role === 'admin' ? 'proxy_admin' : role };
 }
 
 function validLimits<T extends Partial<LimitFields>>(body: T): T {

@@ -24,11 +24,11 @@ export function registerIdentityRoutes(app: App, deps: Pick<AppDependencies, 'id
     noun: 'organization',
     body: OrganizationBody,
     view: OrganizationView,
-    filters: [],
+    filters: ['organization_id'],
     upsert: (body: OrganizationBody) => admin.upsertOrganization(body),
     update: (id, body) => admin.updateOrganization(id, body),
     get: (id) => admin.getOrganization(id),
-    list: (page) => admin.listOrganizations(page),
+    list: (page, filters) => admin.listOrganizations(page, filters.organization_id),
     remove: (id) => admin.deleteOrganization(id),
   });
   registerEntityRoutes(app, {
@@ -93,13 +93,17 @@ function registerKeyRoutes(app: App, admin: AppDependencies['identityAdmin']): v
           ...PageQuery.properties,
           user_id: Type.Optional(Type.String()),
           team_id: Type.Optional(Type.String()),
+          organization_id: Type.Optional(Type.String()),
         }),
         response: { 200: ListView(KeyView), ...errorResponses },
       },
     },
     async (request) => {
-      const { limit = 100, offset = 0, user_id, team_id } = request.query;
-      const page = await admin.listKeys({ limit, offset }, { userId: user_id, teamId: team_id });
+      const { limit = 100, offset = 0, user_id, team_id, organization_id } = request.query;
+      const page = await admin.listKeys(
+        { limit, offset },
+        { userId: user_id, teamId: team_id, organizationId: organization_id },
+      );
       return { object: 'list' as const, data: page.items.map(keyView), total: page.total, limit, offset };
     },
   );

@@ -36,15 +36,16 @@ function registerBindingRoutes(app: App, access: AppDependencies['mcp']['access'
           server_id: Type.Optional(Type.String()),
           scope_type: Type.Optional(ScopeType),
           scope_id: Type.Optional(Type.String()),
+          organization_id: Type.Optional(Type.String()),
         }),
         response: { 200: ListView(McpBindingView), ...errorResponses },
       },
     },
     async (request) => {
-      const { limit = 100, offset = 0, server_id, scope_type, scope_id } = request.query;
+      const { limit = 100, offset = 0, server_id, scope_type, scope_id, organization_id } = request.query;
       const page = await access.listBindings(
         { limit, offset },
-        { serverId: server_id, scopeType: scope_type, scopeId: scope_id },
+        { serverId: server_id, scopeType: scope_type, scopeId: scope_id, organizationId: organization_id },
       );
       return { object: 'list' as const, data: page.items, total: page.total, limit, offset };
     },
@@ -99,15 +100,30 @@ function registerPolicyRoutes(app: App, access: AppDependencies['mcp']['access']
           tool_name: Type.Optional(Type.String()),
           scope_type: Type.Optional(ScopeType),
           scope_id: Type.Optional(Type.String()),
+          organization_id: Type.Optional(Type.String()),
         }),
         response: { 200: ListView(McpPolicyView), ...errorResponses },
       },
     },
     async (request) => {
-      const { limit = 100, offset = 0, server_id, tool_name, scope_type, scope_id } = request.query;
+      const {
+        limit = 100,
+        offset = 0,
+        server_id,
+        tool_name,
+        scope_type,
+        scope_id,
+        organization_id,
+      } = request.query;
       const page = await access.listPolicies(
         { limit, offset },
-        { serverId: server_id, toolName: tool_name, scopeType: scope_type, scopeId: scope_id },
+        {
+          serverId: server_id,
+          toolName: tool_name,
+          scopeType: scope_type,
+          scopeId: scope_id,
+          organizationId: organization_id,
+        },
       );
       return { object: 'list' as const, data: page.items, total: page.total, limit, offset };
     },
@@ -160,15 +176,16 @@ function registerApprovalRoutes(app: App, approvals: AppDependencies['mcp']['app
           ...PageQuery.properties,
           server_id: Type.Optional(Type.String()),
           status: Type.Optional(Type.Enum(['pending', 'approved', 'rejected', 'expired'])),
+          organization_id: Type.Optional(Type.String()),
         }),
         response: { 200: ListView(McpApprovalView), ...errorResponses },
       },
     },
     async (request) => {
-      const { limit = 100, offset = 0, server_id, status } = request.query;
+      const { limit = 100, offset = 0, server_id, status, organization_id } = request.query;
       const page = await approvals.list(
         { limit, offset },
-        { serverId: server_id, status },
+        { serverId: server_id, status, organizationId: organization_id },
         request.adminActor,
       );
       return { object: 'list' as const, data: page.items, total: page.total, limit, offset };

@@ -62,7 +62,11 @@ export class ApprovalAdmin {
 
   async list(
     page: PageRequest,
-    filter: { serverId?: string | undefined; status?: ApprovalStatus | undefined },
+    filter: {
+      serverId?: string | undefined;
+      status?: ApprovalStatus | undefined;
+      organizationId?: string | undefined;
+    },
     viewer: AdminActor,
   ): Promise<Page<ApprovalView>> {
     const now = this.clock.now();

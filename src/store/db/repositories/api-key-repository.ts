@@ -10,6 +10,7 @@ import {
   type PageRequest,
   parseJson,
 } from './limit-columns.ts';
+import { keysOf } from './organization-scope.ts';
 
 export interface ApiKeyRecord extends LimitFields {
   key_id: string;
@@ -74,9 +75,15 @@ export class ApiKeyRepository {
 
   async list(
     page: PageRequest,
-    filter: { userId?: string; teamId?: string } = {},
+    filter: {
+      userId?: string | undefined;
+      teamId?: string | undefined;
+      organizationId?: string | undefined;
+    } = {},
   ): Promise<Page<ApiKeyRecord>> {
     let query = this.db.selectFrom('api_keys');
+    if (filter.organizationId !== undefined)
+      query = query.where('key_id', 'in', keysOf(this.db, filter.organizationId));
     if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
     if (filter.teamId !== undefined) query = query.where('team_id', '=', filter.teamId);
     const [rows, count] = await Promise.all([

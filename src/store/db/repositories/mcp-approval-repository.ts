@@ -6,6 +6,7 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { DatabaseSchema, McpApprovalRequestsTable } from '../tables.ts';
 import type { Page, PageRequest } from './limit-columns.ts';
+import { keysOf } from './organization-scope.ts';
 
 export type StoredApprovalStatus = 'pending' | 'approved' | 'rejected';
 export type ApprovalStatus = StoredApprovalStatus | 'expired';
@@ -36,6 +37,8 @@ export interface ApprovalWindows {
 
 export interface ApprovalFilter {
   serverId?: string | undefined;
+  /** Only calls made with keys of this organization (an organization administrator's view). */
+  organizationId?: string | undefined;
   status?: ApprovalStatus | undefined;
 }
 
@@ -95,6 +98,8 @@ export class McpApprovalRepository {
   ): Promise<Page<McpApprovalRecord>> {
     let query: ApprovalQuery = this.db.selectFrom('mcp_approval_requests');
     if (filter.serverId !== undefined) query = query.where('server_id', '=', filter.serverId);
+    if (filter.organizationId !== undefined)
+      query = query.where('key_id', 'in', keysOf(this.db, filter.organizationId));
     if (filter.status !== undefined) query = withStatus(query, filter.status, windows);
     const [rows, count] = await Promise.all([
       query

@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema, McpBindingsTable } from '../tables.ts';
 import type { Page, PageRequest } from './limit-columns.ts';
+import { scopeInOrganization } from './organization-scope.ts';
 
 export type McpScopeType = 'organization' | 'team' | 'api_key';
 
@@ -19,6 +20,8 @@ export interface McpBindingRecord {
 
 export interface McpBindingFilter {
   serverId?: string | undefined;
+  /** Only scopes inside this organization (an organization administrator's view). */
+  organizationId?: string | undefined;
   scopeType?: string | undefined;
   scopeId?: string | undefined;
 }
@@ -57,6 +60,10 @@ export class McpBindingRepository {
   async list(page: PageRequest, filter: McpBindingFilter = {}): Promise<Page<McpBindingRecord>> {
     let query = this.db.selectFrom('mcp_bindings');
     if (filter.serverId !== undefined) query = query.where('server_id', '=', filter.serverId);
+    if (filter.organizationId !== undefined) {
+      const organizationId = filter.organizationId;
+      query = query.where((eb) => scopeInOrganization(eb, this.db, organizationId));
+    }
     if (filter.scopeType !== undefined) query = query.where('scope_type', '=', filter.scopeType);
     if (filter.scopeId !== undefined) query = query.where('scope_id', '=', filter.scopeId);
     const [rows, count] = await Promise.all([

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema, McpToolPoliciesTable } from '../tables.ts';
 import type { Page, PageRequest } from './limit-columns.ts';
+import { scopeInOrganization } from './organization-scope.ts';
 
 export type McpPolicyScopeType = 'organization' | 'team' | 'api_key' | 'server';
 
@@ -29,6 +30,8 @@ export interface McpToolPolicyRecord extends McpPolicyLimits {
 
 export interface McpPolicyFilter {
   serverId?: string | undefined;
+  /** Only scopes inside this organization (an organization administrator's view). */
+  organizationId?: string | undefined;
   toolName?: string | undefined;
   scopeType?: string | undefined;
   scopeId?: string | undefined;
@@ -70,6 +73,10 @@ export class McpToolPolicyRepository {
   async list(page: PageRequest, filter: McpPolicyFilter = {}): Promise<Page<McpToolPolicyRecord>> {
     let query = this.db.selectFrom('mcp_tool_policies');
     if (filter.serverId !== undefined) query = query.where('server_id', '=', filter.serverId);
+    if (filter.organizationId !== undefined) {
+      const organizationId = filter.organizationId;
+      query = query.where((eb) => scopeInOrganization(eb, this.db, organizationId));
+    }
     if (filter.toolName !== undefined) query = query.where('tool_name', '=', filter.toolName);
     if (filter.scopeType !== undefined) query = query.where('scope_type', '=', filter.scopeType);
     if (filter.scopeId !== undefined) query = query.where('scope_id', '=', filter.scopeId);

@@ -40,20 +40,19 @@ export class OrganizationRepository {
     return row && toRecord(row);
   }
 
-  async list(page: PageRequest): Promise<Page<OrganizationRecord>> {
+  /** A page of organizations; `organizationId` narrows it to that one (an organization administrator's view). */
+  async list(page: PageRequest, organizationId?: string): Promise<Page<OrganizationRecord>> {
+    let query = this.db.selectFrom('organizations');
+    if (organizationId !== undefined) query = query.where('organization_id', '=', organizationId);
     const [rows, count] = await Promise.all([
-      this.db
-        .selectFrom('organizations')
+      query
         .selectAll()
         .orderBy('created_at')
         .orderBy('organization_id')
         .limit(page.limit)
         .offset(page.offset)
         .execute(),
-      this.db
-        .selectFrom('organizations')
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow(),
+      query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
     ]);
     return { items: rows.map(toRecord), total: Number(count.total) };
   }

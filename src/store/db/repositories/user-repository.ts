@@ -11,7 +11,8 @@ import {
   parseJson,
 } from './limit-columns.ts';
 
-export type UserRole = 'admin' | 'member';
+/** `proxy_admin` manages everything, `org_admin` its organization, `member` nothing (docs/security.md). */
+export type UserRole = 'proxy_admin' | 'org_admin' | 'member';
 
 export interface UserRecord extends LimitFields {
   user_id: string;
@@ -109,11 +110,17 @@ export class UserRepository {
   }
 }
 
+/** Stored roles; `admin`, written by earlier versions, is the proxy administrator. */
+function roleOf(stored: string): UserRole {
+  if (stored === 'admin' || stored === 'proxy_admin') return 'proxy_admin';
+  return stored === 'org_admin' ? 'org_admin' : 'member';
+}
+
 function toRecord(row: UsersTable): UserRecord {
   return {
     user_id: row.user_id,
     email: row.email,
-    role: row.role === 'admin' ? 'admin' : 'member',
+    role: roleOf(row.role),
     team_id: row.team_id,
     organization_id: row.organization_id,
     metadata: parseJson(row.metadata),

@@ -1,0 +1,177 @@
+/**
+ * Scoped administration (issue 9, docs/security.md "Roles and administration"): the master key and
+ * proxy administrators manage everything; an organization administrator manages only the teams, users,
+ * keys, MCP bindings, policies and approvals of their organization. Every admin route has a rule here
+ * (a test fails for a route without one): proxy-only, a list narrowed to the organization, or the
+ * things a request touches, each of which must belong to the administrator's organization.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { OrganizationOf, OwnedThing } from '../../identity/organization-of.ts';
+import { ErrorType } from '../../lib/error-catalogue.ts';
+import { GatewayError } from '../../lib/gateway-error.ts';
+
+type Input = {
+  params: Record<string, string>;
+  body: Record<string, unknown>;
+  query: Record<string, unknown>;
+};
+
+export type ScopeRule =
+  /** Only the master key and proxy administrators. */
+  | { kind: 'proxy' }
+  /** A list: an organization administrator sees only their organization's part of it. */
+  | { kind: 'list' }
+  /** Open to organization administrators (e.g. reading the MCP server catalogue). */
+  | { kind: 'open' }
+  /**
+   * The things the request touches must belong to the administrator's organization (things that do
+   * not exist yet are skipped; the route answers 404 or creates them). With `anchored`, at least one
+   * of them must exist and belong to it: what is created lands inside the organization.
+   */
+  | { kind: 'owned'; things: (input: Input) => Array<OwnedThing | undefined>; anchored?: boolean };
+
+const proxy: ScopeRule = { kind: 'proxy' };
+const list: ScopeRule = { kind: 'list' };
+const owned = (things: (input: Input) => Array<OwnedThing | undefined>, anchored = false): ScopeRule => ({
+  kind: 'owned',
+  things,
+  anchored,
+});
+const thing = (kind: Exclude<OwnedThing['kind'], 'scope'>, id: unknown): OwnedThing | undefined =>
+  typeof id === 'string' ? { kind, id } : undefined;
+const scope = (body: Record<string, unknown>): OwnedThing | undefined =>
+  typeof body.scope_type === 'string' && typeof body.scope_id === 'string'
+    ? { kind: 'scope', scopeType: body.scope_type, scopeId: body.scope_id }
+    : undefined;
+
+/** Every admin route, by `METHOD url`. */
+export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
+  'POST /ui/api/organizations': proxy,
+  'GET /ui/api/organizations': list,
+  'GET /ui/api/organizations/:org_id': owned(({ params }) => [thing('organization', params.org_id)]),
+  'PUT /ui/api/organizations/:org_id': proxy,
+  'DELETE /ui/api/organizations/:org_id': proxy,
+  'POST /ui/api/teams': owned(
+    ({ body }) => [thing('team', body.team_id), thing('organization', body.organization_id)],
+    true,
+  ),
+  'GET /ui/api/teams': list,
+  'GET /ui/api/teams/:team_id': owned(({ params }) => [thing('team', params.team_id)]),
+  'PUT /ui/api/teams/:team_id': owned(
+    ({ params, body }) => [thing('team', params.team_id), thing('organization', body.organization_id)],
+    true,
+  ),
+  'DELETE /ui/api/teams/:team_id': owned(({ params }) => [thing('team', params.team_id)], true),
+  'POST /ui/api/users': owned(
+    ({ body }) => [
+      thing('user', body.user_id),
+      thing('team', body.team_id),
+      thing('organization', body.organization_id),
+    ],
+    true,
+  ),
+  'GET /ui/api/users': list,
+  'GET /ui/api/users/:user_id': owned(({ params }) => [thing('user', params.user_id)]),
+  'PUT /ui/api/users/:user_id': owned(
+    ({ params, body }) => [
+      thing('user', params.user_id),
+      thing('team', body.team_id),
+      thing('organization', body.organization_id),
+    ],
+    true,
+  ),
+  'DELETE /ui/api/users/:user_id': owned(({ params }) => [thing('user', params.user_id)], true),
+  'POST /ui/api/keys': owned(({ body }) => [thing('team', body.team_id), thing('user', body.user_id)], true),
+  'GET /ui/api/keys': list,
+  'GET /ui/api/keys/:key_id': owned(({ params }) => [thing('key', params.key_id)]),
+  'PUT /ui/api/keys/:key_id': owned(
+    ({ params, body }) => [
+      thing('key', params.key_id),
+      thing('team', body.team_id),
+      thing('user', body.user_id),
+    ],
+    true,
+  ),
+  'DELETE /ui/api/keys/:key_id': owned(({ params }) => [thing('key', params.key_id)], true),
+  'GET /ui/api/mcp-servers': { kind: 'open' },
+  'GET /ui/api/mcp-servers/:server_id': { kind: 'open' },
+  'POST /ui/api/mcp-servers': proxy,
+  'PATCH /ui/api/mcp-servers/:server_id': proxy,
+  'DELETE /ui/api/mcp-servers/:server_id': proxy,
+  'GET /ui/api/mcp-servers/:server_id/operations': proxy,
+  'POST /ui/api/mcp-servers/:server_id/refresh-capabilities': proxy,
+  'POST /ui/api/mcp-servers/:server_id/health-check': proxy,
+  'GET /ui/api/mcp-bindings': list,
+  'POST /ui/api/mcp-bindings': owned(({ body }) => [scope(body)], true),
+  'DELETE /ui/api/mcp-bindings/:binding_id': owned(
+    ({ params }) => [thing('binding', params.binding_id)],
+    true,
+  ),
+  'GET /ui/api/mcp-tool-policies': list,
+  // A policy without a scope applies to the whole server: proxy administrators only (no anchor).
+  'POST /ui/api/mcp-tool-policies': owned(({ body }) => [scope(body)], true),
+  'DELETE /ui/api/mcp-tool-policies/:policy_id': owned(
+    ({ params }) => [thing('policy', params.policy_id)],
+    true,
+  ),
+  'GET /ui/api/mcp-approval-requests': list,
+  'POST /ui/api/mcp-approval-requests/:approval_request_id/decision': owned(
+    ({ params }) => [thing('approval', params.approval_request_id)],
+    true,
+  ),
+};
+
+export const adminScopePlugin = fp(
+  async (app: FastifyInstance, options: { organizationOf: OrganizationOf }) => {
+    app.addHook('preHandler', async (request) => {
+      const actor = request.adminActor;
+      if (actor === null || actor.kind !== 'user' || actor.role !== 'org_admin') return;
+      const rule = adminScopeRules[`${request.method} ${request.routeOptions.url}`];
+      if (!rule) throw outsideScope('this route is not open to organization administrators');
+      await enforce(rule, request, actor.organizationId, options.organizationOf);
+    });
+  },
+  { name: 'switchboard-admin-scope', dependencies: ['switchboard-authentication'] },
+);
+
+async function enforce(
+  rule: ScopeRule,
+  request: FastifyRequest,
+  organizationId: string,
+  organizationOf: OrganizationOf,
+): Promise<void> {
+  if (rule.kind === 'open') return;
+  if (rule.kind === 'proxy') throw outsideScope('only the master key and proxy administrators may do this');
+  const input = {
+    params: (request.params ?? {}) as Record<string, string>,
+    body: (request.body ?? {}) as Record<string, unknown>,
+    query: (request.query ?? {}) as Record<string, unknown>,
+  };
+  if (rule.kind === 'list') {
+    input.query.organization_id = organizationId; // the list is narrowed to the organization
+    return;
+  }
+  if (input.body.role === 'proxy_admin' || input.body.role === 'admin')
+    throw outsideScope('organization administrators may not grant the proxy_admin role');
+  let anchored = false;
+  for (const item of rule.things(input)) {
+    if (!item) continue;
+    const owner = await organizationOf.of(item);
+    if (owner === undefined) continue;
+    if (owner !== organizationId) throw outsideScope(`it belongs to another organization (or to none)`);
+    anchored = true;
+  }
+  if (rule.anchored && !anchored) {
+    throw outsideScope('name something of your organization (organization_id, team_id, user_id or scope)');
+  }
+}
+
+function outsideScope(reason: string): GatewayError {
+  return new GatewayError({
+    status: 403,
+    type: ErrorType.permission,
+    code: 'outside_admin_scope',
+    message: `Organization administrators manage only their own organization: ${reason}.`,
+  });
+}

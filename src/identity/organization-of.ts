@@ -1,0 +1,78 @@
+/**
+ * Which organization an administered thing belongs to, so organization administrators can be kept to
+ * their own (issue 9: an admin of one organization changed another's team). A team belongs to its
+ * organization, a user to theirs (directly or through their team), a key to its team's or user's, an
+ * MCP binding, policy or approval to the scope or key it names.
+ */
+import type { Kysely } from 'kysely';
+import { ApiKeyRepository } from '../store/db/repositories/api-key-repository.ts';
+import { McpApprovalRepository } from '../store/db/repositories/mcp-approval-repository.ts';
+import { McpBindingRepository } from '../store/db/repositories/mcp-binding-repository.ts';
+import { McpToolPolicyRepository } from '../store/db/repositories/mcp-tool-policy-repository.ts';
+import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
+import { TeamRepository } from '../store/db/repositories/team-repository.ts';
+import { UserRepository } from '../store/db/repositories/user-repository.ts';
+import type { DatabaseSchema } from '../store/db/tables.ts';
+
+export type OwnedThing =
+  | { kind: 'organization' | 'team' | 'user' | 'key' | 'binding' | 'policy' | 'approval'; id: string }
+  | { kind: 'scope'; scopeType: string; scopeId: string };
+
+/** An organization id; null when the thing belongs to none (or is server-wide); undefined when it does not exist. */
+export type Owner = string | null | undefined;
+
+export class OrganizationOf {
+  private readonly db: Kysely<DatabaseSchema>;
+
+  constructor(db: Kysely<DatabaseSchema>) {
+    this.db = db;
+  }
+
+  async of(thing: OwnedThing): Promise<Owner> {
+    const { db } = this;
+    switch (thing.kind) {
+      case 'organization':
+        return (await new OrganizationRepository(db).get(thing.id)) ? thing.id : undefined;
+      case 'team': {
+        const team = await new TeamRepository(db).get(thing.id);
+        return team?.organization_id;
+      }
+      case 'user': {
+        const user = await new UserRepository(db).get(thing.id);
+        if (!user) return undefined;
+        return (
+          user.organization_id ??
+          (user.team_id ? ((await this.of({ kind: 'team', id: user.team_id })) ?? null) : null)
+        );
+      }
+      case 'key': {
+        const key = await new ApiKeyRepository(db).get(thing.id);
+        if (!key) return undefined;
+        if (key.team_id) return (await this.of({ kind: 'team', id: key.team_id })) ?? null;
+        return key.user_id ? ((await this.of({ kind: 'user', id: key.user_id })) ?? null) : null;
+      }
+      case 'scope':
+        return this.ofScope(thing.scopeType, thing.scopeId);
+      case 'binding': {
+        const binding = await new McpBindingRepository(db).get(thing.id);
+        return binding && this.ofScope(binding.scope_type, binding.scope_id);
+      }
+      case 'policy': {
+        const policy = await new McpToolPolicyRepository(db).get(thing.id);
+        return policy && this.ofScope(policy.scope_type, policy.scope_id);
+      }
+      case 'approval': {
+        const approval = await new McpApprovalRepository(db).get(thing.id);
+        if (!approval) return undefined;
+        return approval.key_id ? ((await this.of({ kind: 'key', id: approval.key_id })) ?? null) : null;
+      }
+    }
+  }
+
+  private async ofScope(scopeType: string, scopeId: string): Promise<Owner> {
+    if (scopeType === 'organization') return this.of({ kind: 'organization', id: scopeId });
+    if (scopeType === 'team') return this.of({ kind: 'team', id: scopeId });
+    if (scopeType === 'api_key') return this.of({ kind: 'key', id: scopeId });
+    return null; // a server-wide policy belongs to no organization
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The authorization matrix of the admin API (issue 9: an admin of one organization changed another's
+ * team): every /ui/api route, taken from the OpenAPI document so a new route cannot escape, called by
+ * no key, a revoked key, a member, an organization administrator of another organization and of the
+ * right one, a proxy administrator and the master key, on both storage backends.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminScopeRules } from '../../src/http/plugins/admin-scope.ts';
+import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
+import { availableBackends } from '../support/available-backends.ts';
+import type { Backend } from '../support/backends.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { adminOk, bind, callTool, createKey, registerServer, setPolicy } from '../support/mcp-fixtures.ts';
+import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
+
+type Actor = 'none' | 'revoked' | 'member' | 'otherOrgAdmin' | 'orgAdmin' | 'proxyAdmin' | 'master';
+const actors: Actor[] = ['none', 'revoked', 'member', 'otherOrgAdmin', 'orgAdmin', 'proxyAdmin', 'master'];
+
+/** DELETE routes run last, dependants first, so every other route still finds its fixtures. */
+const deleteOrder = [
+  'mcp-bindings',
+  'mcp-tool-policies',
+  'keys',
+  'users',
+  'teams',
+  'organizations',
+  'mcp-servers',
+];
+
+describe.each(await availableBackends())('the admin authorization matrix on %s', (_name, makeBackend) => {
+  let backend: Backend;
+  let gateway: TestGateway;
+  let upstream: FakeMcpServer;
+  const keys = {} as Record<Exclude<Actor, 'none' | 'master'>, string>;
+  const ids: Record<string, string> = {};
+  // Each route's two unauthenticated calls count as failed admin authentications: the clock moves a
+  // minute per route so the throttle (20 a minute) never answers for the matrix.
+  const clock = new ManualClock(Date.parse('2026-11-24T12:00:00Z'));
+
+  beforeAll(async () => {
+    backend = makeBackend();
+    upstream = await startFakeMcpServer({ mode: 'stateless' });
+    gateway = await startTestGateway({ backend, clock });
+    for (const org of ['org-a', 'org-b'])
+      await adminOk(gateway, 'POST', '/ui/api/organizations', { organization_id: org });
+    await adminOk(gateway, 'POST', '/ui/api/teams', { team_id: 'team-a', organization_id: 'org-a' });
+    await adminOk(gateway, 'POST', '/ui/api/teams', { team_id: 'team-b', organization_id: 'org-b' });
+    await adminOk(gateway, 'POST', '/ui/api/users', { user_id: 'user-a', team_id: 'team-a' });
+    await adminOk(gateway, 'POST', '/ui/api/users', {
+      user_id: 'admin-a',
+      organization_id: 'org-a',
+      role: 'org_admin',
+    });
+    await adminOk(gateway, 'POST', '/ui/api/users', {
+      user_id: 'admin-b',
+      organization_id: 'org-b',
+      role: 'org_admin',
+    });
+    await adminOk(gateway, 'POST', '/ui/api/users', { user_id: 'root', role: 'proxy_admin' });
+    await adminOk(gateway, 'POST', '/ui/api/users', { user_id: 'member-b', team_id: 'team-b' });
+    keys.orgAdmin = (await createKey(gateway, { user_id: 'admin-a' })).key;
+    keys.otherOrgAdmin = (await createKey(gateway, { user_id: 'admin-b' })).key;
+    keys.proxyAdmin = (await createKey(gateway, { user_id: 'root' })).key;
+    keys.member = (await createKey(gateway, { user_id: 'member-b' })).key;
+    const revoked = await createKey(gateway, { user_id: 'root' });
+    await adminOk(gateway, 'DELETE', `/ui/api/keys/${revoked.keyId}`);
+    keys.revoked = revoked.key;
+    const caller = await createKey(gateway, { team_id: 'team-a' });
+    ids.key_id = (await createKey(gateway, { team_id: 'team-a' })).keyId;
+    ids.server_id = (
+      await registerServer(gateway, { server_key: 'matrix', base_url: upstream.url })
+    ).server_id;
+    ids.binding_id = (
+      await bind(gateway, { server_id: ids.server_id, scope_type: 'team', scope_id: 'team-a' })
+    ).binding_id;
+    const policy = { server_id: ids.server_id, tool_name: 'echo', scope_type: 'team', scope_id: 'team-a' };
+    ids.policy_id = (await setPolicy(gateway, { ...policy, require_approval: 'manual' })).policy_id;
+    ids.approval_request_id = (
+      await callTool(gateway.baseUrl, caller.key, 'matrix.echo', { text: 'x' })
+    ).error.data.approval_request_id;
+    Object.assign(ids, { org_id: 'org-a', team_id: 'team-a', user_id: 'user-a' });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+    await backend?.cleanup();
+  });
+
+  async function routes(): Promise<Array<{ method: string; path: string }>> {
+    const document = (await (await fetch(`${gateway.baseUrl}/openapi.json`)).json()) as any;
+    const found: Array<{ method: string; path: string }> = [];
+    for (const [path, operations] of Object.entries(document.paths as Record<string, object>)) {
+      if (!path.startsWith('/ui/api/')) continue;
+      for (const method of Object.keys(operations)) found.push({ method: method.toUpperCase(), path });
+    }
+    const rank = (route: { method: string; path: string }) =>
+      route.method === 'DELETE'
+        ? 1 + deleteOrder.findIndex((noun) => route.path.startsWith(`/ui/api/${noun}`))
+        : 0;
+    return found.sort((a, b) => rank(a) - rank(b));
+  }
+
+  function bodyFor(method: string, path: string): unknown {
+    if (method === 'GET' || method === 'DELETE') return undefined;
+    const bodies: Record<string, unknown> = {
+      'POST /ui/api/organizations': { organization_id: 'org-new' },
+      'POST /ui/api/teams': { team_id: 'team-a', organization_id: 'org-a' },
+      'POST /ui/api/users': { user_id: 'user-a', team_id: 'team-a' },
+      'POST /ui/api/keys': { team_id: 'team-a' },
+      'POST /ui/api/mcp-servers': { server_key: 'matrix-new', base_url: upstream.url },
+      'PATCH /ui/api/mcp-servers/{server_id}': { name: 'renamed' },
+      'POST /ui/api/mcp-bindings': { server_id: ids.server_id, scope_type: 'team', scope_id: 'team-a' },
+      'POST /ui/api/mcp-tool-policies': {
+        server_id: ids.server_id,
+        tool_name: 'add',
+        scope_type: 'team',
+        scope_id: 'team-a',
+      },
+      'POST /ui/api/mcp-approval-requests/{approval_request_id}/decision': { status: 'rejected' },
+    };
+    return bodies[`${method} ${path}`] ?? { rpm_limit: 100 };
+  }
+
+  async function call(actor: Actor, method: string, path: string) {
+    const url = path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!);
+    const bearer = actor === 'none' ? undefined : actor === 'master' ? gateway.masterKey : keys[actor];
+    const body = bodyFor(method, path);
+    const response = await fetch(`${gateway.baseUrl}${url}`, {
+      method,
+      headers: {
+        ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    return { status: response.status, text };
+  }
+
+  it('has a scope rule for every admin route', async () => {
+    for (const { method, path } of await routes()) {
+      const fastifyPath = path.replace(/\{(\w+)\}/g, ':$1');
+      expect(adminScopeRules[`${method} ${fastifyPath}`], `${method} ${path}`).toBeDefined();
+    }
+  });
+
+  it('lets each actor do exactly what its role allows on every route', async () => {
+    const found = await routes();
+    expect(found.length).toBeGreaterThanOrEqual(30);
+    for (const { method, path } of found) {
+      const rule = adminScopeRules[`${method} ${path.replace(/\{(\w+)\}/g, ':$1')}`]!;
+      clock.advance(61_000);
+      for (const actor of actors) {
+        const { status, text } = await call(actor, method, path);
+        const where = `${actor}: ${method} ${path} → ${status} ${text.slice(0, 160)}`;
+        if (actor === 'none' || actor === 'revoked') expect(status, where).toBe(401);
+        else if (actor === 'member') expect(status, where).toBe(403);
+        else if (actor === 'proxyAdmin' || actor === 'master')
+          expect([401, 403], where).not.toContain(status);
+        else if (rule.kind === 'proxy') expect(status, where).toBe(403);
+        else if (rule.kind === 'open') expect([401, 403], where).not.toContain(status);
+        else if (rule.kind === 'list') {
+          expect(status, where).toBe(200);
+          // Another organization's administrator sees none of organization A's things.
+          if (actor === 'otherOrgAdmin') expect(text, where).not.toMatch(/org-a|team-a|user-a/);
+          else if (!path.includes('approval')) expect(text, where).toMatch(/org-a|team-a|user-a/);
+        } else if (actor === 'otherOrgAdmin') expect(status, where).toBe(403);
+        else expect([401, 403], where).not.toContain(status);
+      }
+    }
+  });
+});
