@@ -18,6 +18,19 @@ function issuesOf(yaml: string, env: Record<string, string> = {}): readonly stri
 }
 
 describe('configuration loading', () => {
+  it('reports every problem of a file, however many, and never starts with one (issue 10)', () => {
+    const unknown = Array.from({ length: 19 }, (_, index) => `  unknown_key_${index}: 1`).join('\n');
+    const issues = issuesOf(
+      `general_settings:\n${unknown}\n  max_request_body_bytes: not-a-number\nrouter_settings:\n  num_retries: -1\n`,
+    );
+    expect(issues).toHaveLength(21);
+    expect(issues).toContain(
+      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts)',
+    );
+    expect(issues.some((issue) => issue.startsWith('general_settings.max_request_body_bytes:'))).toBe(true);
+    expect(issues.some((issue) => issue.startsWith('router_settings.num_retries:'))).toBe(true);
+  });
+
   it('serves the demo model from the fake provider when there is no file', () => {
     const config = loadConfig({ path: undefined, env: {}, dataDir: '/data' });
     expect(config.source).toBe('embedded default');

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Compile } from 'typebox/compile';
+import { Settings } from 'typebox/system';
 import { parseDocument } from 'yaml';
 import { deepFreeze } from '../lib/deep-freeze.ts';
 import { describeSchemaErrors, formatIssue } from '../lib/schema-errors.ts';
@@ -75,16 +76,31 @@ export function parseConfig(text: string, options: LoadConfigOptions & { source:
     '',
     issues,
   );
-  if (issues.length === 0 && !validateConfigFile.Check(resolved)) {
-    for (const issue of describeSchemaErrors(ConfigFileSchema, validateConfigFile.Errors(resolved))) {
-      issues.push(formatIssue(issue));
-    }
-  }
+  if (!validateConfigFile.Check(resolved)) issues.push(...allSchemaIssues(resolved));
   if (issues.length > 0) throw new ConfigError(options.source, issues);
   const file = resolved as ConfigFile;
   const config = buildConfig(file, options, aliased.warnings, issues);
   if (issues.length > 0) throw new ConfigError(options.source, issues);
   return deepFreeze(config);
+}
+
+/**
+ * Every schema problem of the file, however many: the schema library stops collecting at `maxErrors`
+ * (8, a safeguard for request bodies), which once left a file with 8 unknown keys with no reported
+ * problem at all, and it started (issue 10). The cap is lifted for this trusted, one-off check only.
+ */
+function allSchemaIssues(value: unknown): string[] {
+  const settings = Settings.Get();
+  const maxErrors = settings.maxErrors;
+  Settings.Set({ maxErrors: Number.MAX_SAFE_INTEGER });
+  try {
+    const described = describeSchemaErrors(ConfigFileSchema, validateConfigFile.Errors(value)).map(
+      formatIssue,
+    );
+    return described.length > 0 ? described : ['the file does not match the configuration schema'];
+  } finally {
+    Settings.Set({ maxErrors });
+  }
 }
 
 /** Replaces every `os.environ/NAME` string with the variable's value; a missing one is an issue. */
