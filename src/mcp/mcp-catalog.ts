@@ -40,7 +40,7 @@ export class McpCatalog {
   private current: CatalogSnapshot = emptySnapshot;
   private reloading: Promise<void> | undefined;
   private reloadAgain = false;
-  private readonly listeners: Array<(snapshot: CatalogSnapshot) => void> = [];
+  private readonly listeners: Array<(snapshot: CatalogSnapshot, loadStartedAt: number) => void> = [];
 
   constructor(options: { db: Kysely<DatabaseSchema>; store: SharedStore }) {
     this.db = options.db;
@@ -51,8 +51,11 @@ export class McpCatalog {
     return this.current;
   }
 
-  /** Calls `listener` after every reload, here or prompted by another process. */
-  onReload(listener: (snapshot: CatalogSnapshot) => void): void {
+  /**
+   * Calls `listener` after every reload, here or prompted by another process, with the time
+   * (performance.now()) the snapshot's load began: anything newer is not in it yet.
+   */
+  onReload(listener: (snapshot: CatalogSnapshot, loadStartedAt: number) => void): void {
     this.listeners.push(listener);
   }
 
@@ -80,11 +83,13 @@ export class McpCatalog {
     }
     this.reloading = (async () => {
       try {
+        let loadStartedAt: number;
         do {
           this.reloadAgain = false;
+          loadStartedAt = performance.now();
           this.current = await this.load();
         } while (this.reloadAgain);
-        for (const listener of this.listeners) listener(this.current);
+        for (const listener of this.listeners) listener(this.current, loadStartedAt);
       } finally {
         this.reloading = undefined;
       }

@@ -71,7 +71,9 @@ export function createMcpServices(options: McpServicesOptions): McpServices {
   const catalog = new McpCatalog({ db, store });
   const clients = new UpstreamClients({ secretBox, client: clientOptions });
   // A server deleted on any replica has its pooled client (connections, upstream session) closed here too.
-  catalog.onReload((snapshot) => void clients.retain(new Set(snapshot.byId.keys())));
+  catalog.onReload(
+    (snapshot, loadStartedAt) => void clients.retain(new Set(snapshot.byId.keys()), loadStartedAt),
+  );
   const operations = new OperationsLog();
   const refresher = new CatalogRefresher({
     db,

@@ -11,7 +11,10 @@ import {
 } from './upstream-mcp-client.ts';
 
 export class UpstreamClients {
-  private readonly clients = new Map<string, { fingerprint: string; client: UpstreamMcpClient }>();
+  private readonly clients = new Map<
+    string,
+    { fingerprint: string; client: UpstreamMcpClient; createdAt: number }
+  >();
   private readonly secretBox: SecretBox;
   private readonly options: UpstreamClientOptions;
 
@@ -31,7 +34,7 @@ export class UpstreamClients {
     if (existing?.fingerprint === fingerprint) return existing.client;
     if (existing) void existing.client.close().catch(() => {});
     const client = new UpstreamMcpClient(upstreamSettings(server, this.secretBox), this.options);
-    this.clients.set(server.server_id, { fingerprint, client });
+    this.clients.set(server.server_id, { fingerprint, client, createdAt: performance.now() });
     return client;
   }
 
@@ -41,9 +44,14 @@ export class UpstreamClients {
     await existing?.client.close().catch(() => {});
   }
 
-  /** Closes the clients of servers that no longer exist (deleted here or by another replica). */
-  async retain(serverIds: ReadonlySet<string>): Promise<void> {
-    const gone = [...this.clients.keys()].filter((serverId) => !serverIds.has(serverId));
+  /**
+   * Closes the clients of servers that no longer exist (deleted here or by another replica), judged by a
+   * catalogue loaded from `loadStartedAt` on: a client created since (a server just added) is kept.
+   */
+  async retain(serverIds: ReadonlySet<string>, loadStartedAt: number): Promise<void> {
+    const gone = [...this.clients]
+      .filter(([serverId, entry]) => !serverIds.has(serverId) && entry.createdAt < loadStartedAt)
+      .map(([serverId]) => serverId);
     await Promise.all(gone.map((serverId) => this.drop(serverId)));
   }
 
