@@ -67,7 +67,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
   const general = config.general_settings;
-  const registry = buildModelRegistry(config, builtinProviders(), clock.now());
+  const paramWarnings: string[] = [];
+  const registry = buildModelRegistry(config, builtinProviders(), clock.now(), paramWarnings);
+  for (const warning of paramWarnings) logger.warn(warning);
   const database = await createDatabase({
     url: general.database_url,
     poolSize: general.database_pool_size,

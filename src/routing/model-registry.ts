@@ -3,11 +3,13 @@
  * with its provider adapter. Built once from the configuration; provider params are checked by the
  * provider's own validator and problems are reported with their configuration path.
  */
+
 import type { Config, ModelDeploymentConfig, RouterSettings } from '../config/config.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { closestMatch } from '../lib/closest-match.ts';
 import type { DeploymentSettings, ProviderAdapter } from '../providers/provider-adapter.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
+import { unknownParamProblems } from './unknown-params.ts';
 
 export interface Deployment {
   readonly id: string;
@@ -58,7 +60,13 @@ export class ModelRegistry {
   }
 }
 
-export function buildModelRegistry(config: Config, providers: ProviderRegistry, now: number): ModelRegistry {
+/** Builds the registry; problems throw a ConfigError, and `warnings` collects params no provider reads. */
+export function buildModelRegistry(
+  config: Config,
+  providers: ProviderRegistry,
+  now: number,
+  warnings: string[] = [],
+): ModelRegistry {
   const issues: string[] = [];
   const groups = new Map<string, { ownedBy: string; deployments: Deployment[] }>();
   config.model_list.forEach((entry, index) => {
@@ -71,9 +79,12 @@ export function buildModelRegistry(config: Config, providers: ProviderRegistry, 
       );
       return;
     }
+    const unknown = unknownParamProblems(entry.params, factory.knownParams, path);
+    warnings.push(...unknown.warnings);
     const problems = factory.validate(entry.params);
-    if (problems.length > 0) {
+    if (problems.length > 0 || unknown.errors.length > 0) {
       for (const problem of problems) issues.push(`${path}.${problem}`);
+      issues.push(...unknown.errors);
       return;
     }
     const adapter = factory.create(deploymentSettings(entry, config.router_settings));

@@ -26,9 +26,17 @@ export function validateOpenAiParams(
   return problems;
 }
 
-/** The endpoint of an OpenAI-style server: `<api_base>/chat/completions`, bearer key, extra headers. */
-export function openAiEndpoint(params: Readonly<Record<string, unknown>>, defaultApiBase: string): Endpoint {
+/**
+ * The endpoint of an OpenAI-style server: `<api_base>/chat/completions`, bearer key, extra headers.
+ * `pathOfBareServer` is added when `api_base` has no path of its own (`http://localhost:11434`).
+ */
+export function openAiEndpoint(
+  params: Readonly<Record<string, unknown>>,
+  defaultApiBase: string,
+  pathOfBareServer?: string,
+): Endpoint {
   const base = new URL(String(params.api_base ?? defaultApiBase));
+  if (pathOfBareServer && (base.pathname === '/' || base.pathname === '')) base.pathname = pathOfBareServer;
   const headers: Record<string, string> = { ...(params.headers as Record<string, string> | undefined) };
   if (typeof params.api_key === 'string' && params.api_key)
     headers.authorization = `Bearer ${params.api_key}`;
