@@ -1,67 +1,42 @@
 /**
  * Rewrites LiteLLM spellings into Switchboard's so that LiteLLM configs load unchanged: `litellm_params`,
- * provider-prefixed model names, `rpm`/`tpm` on a deployment, `degraded_mode`, redis host/port/password,
- * the map form of `mcp_servers`, and LiteLLM-only settings that are accepted with a warning.
+ * provider-prefixed model names, `rpm`/`tpm` on a deployment (in or next to `litellm_params`),
+ * `credential_list` references, `litellm_settings` twins of router settings, `degraded_mode`, redis
+ * host/port/password, the map form of `mcp_servers`, and LiteLLM-only settings that are accepted with a
+ * warning giving the reason (litellm-keys.ts). It remembers where each rewritten value was written, so
+ * errors name the key the user wrote (`model_list[0].litellm_params.tpm`), not the internal one.
  */
-type Json = Record<string, unknown>;
+import { closestMatch } from '../lib/closest-match.ts';
+import { litellmKeys } from './litellm-keys.ts';
 
-/** LiteLLM settings Switchboard accepts and ignores, with a warning, so such configs still load. */
-const ignoredKeys: Readonly<Record<string, readonly string[]>> = {
-  '': ['litellm_settings', 'callback_settings', 'credential_list'],
-  general_settings: [
-    'alerting',
-    'alerting_threshold',
-    'alert_types',
-    'allow_requests_on_db_unavailable',
-    'background_health_checks',
-    'custom_auth',
-    'disable_master_key_return',
-    'disable_retry_on_max_parallel_request_limit_error',
-    'disable_spend_logs',
-    'enforce_user_param',
-    'global_max_parallel_requests',
-    'health_check_interval',
-    'infer_model_from_keys',
-    'maximum_spend_logs_retention_period',
-    'proxy_batch_write_at',
-    'public_routes',
-    'store_model_in_db',
-    'ui_access_mode',
-  ],
-  router_settings: [
-    'allowed_fails_policy',
-    'cache_responses',
-    'debug_level',
-    'default_litellm_params',
-    'model_group_alias',
-    'retry_policy',
-    'set_verbose',
-  ],
-};
+type Json = Record<string, unknown>;
 
 export interface AliasResult {
   config: Json;
   warnings: string[];
   issues: string[];
-  /** `environment_variables` from a LiteLLM config, usable by os.environ/ references. */
-  environment: Record<string, string>;
+  /** Internal path prefix → the path the user wrote, for naming problems (longest first). */
+  writtenPaths: Array<readonly [internal: string, written: string]>;
 }
 
 export function applyLiteLlmAliases(input: Json): AliasResult {
   const config: Json = { ...input };
   const warnings: string[] = [];
   const issues: string[] = [];
-  const environment: Record<string, string> = {};
+  const writtenPaths: Array<readonly [string, string]> = [];
 
-  if (isObject(config.environment_variables)) {
-    for (const [name, value] of Object.entries(config.environment_variables))
-      environment[name] = String(value);
-    delete config.environment_variables;
+  if (config.include !== undefined) {
+    issues.push('include: is not supported; put the included model_list entries in this file');
+    delete config.include;
   }
+  const credentials = credentialValues(config.credential_list, issues);
+  delete config.credential_list;
   dropIgnored(config, '', warnings);
 
   const general: Json = isObject(config.general_settings) ? { ...config.general_settings } : {};
   const router: Json = isObject(config.router_settings) ? { ...config.router_settings } : {};
+  applyLiteLlmSettings(config.litellm_settings, router, warnings, issues);
+  delete config.litellm_settings;
   renameKey(general, 'degraded_mode', 'redis_degraded_mode', 'general_settings', issues);
   renameKey(general, 'database_connection_pool_limit', 'database_pool_size', 'general_settings', issues);
   moveRedisHost(router, general);
@@ -72,30 +47,119 @@ export function applyLiteLlmAliases(input: Json): AliasResult {
 
   if (Array.isArray(config.model_list)) {
     config.model_list = config.model_list.map((entry, index) =>
-      isObject(entry) ? normalizeModelEntry(entry, `model_list[${index}]`, issues) : entry,
+      isObject(entry)
+        ? normalizeModelEntry(entry, `model_list[${index}]`, { issues, writtenPaths, credentials })
+        : entry,
     );
   }
   if (isObject(config.mcp_servers)) {
-    config.mcp_servers = Object.entries(config.mcp_servers).map(([serverKey, server]) =>
-      isObject(server) ? { server_key: serverKey, ...server } : server,
-    );
+    config.mcp_servers = Object.entries(config.mcp_servers).map(([serverKey, server], index) => {
+      writtenPaths.push([`mcp_servers[${index}]`, `mcp_servers.${serverKey}`]);
+      return isObject(server) ? { server_key: serverKey, ...server } : server;
+    });
   }
   if (Array.isArray(config.mcp_servers)) {
     config.mcp_servers = config.mcp_servers.map((server, index) => {
       if (!isObject(server)) return server;
       const copy = { ...server };
+      if (copy.url !== undefined && copy.base_url === undefined)
+        writtenPaths.push([`mcp_servers[${index}].base_url`, `mcp_servers[${index}].url`]);
       renameKey(copy, 'url', 'base_url', `mcp_servers[${index}]`, issues);
       return copy;
     });
   }
-  return { config, warnings, issues, environment };
+  writtenPaths.sort((a, b) => b[0].length - a[0].length);
+  return { config, warnings, issues, writtenPaths };
 }
 
-function normalizeModelEntry(entry: Json, path: string, issues: string[]): Json {
+/** Names a problem by the path the user wrote (a renamed key inside a renamed entry maps twice). */
+export function writtenPath(issue: string, writtenPaths: AliasResult['writtenPaths']): string {
+  let named = issue;
+  for (const [internal, written] of writtenPaths) {
+    const next = named.charAt(internal.length);
+    if (named.startsWith(internal) && (next === '' || next === '.' || next === ':' || next === '['))
+      named = written + named.slice(internal.length);
+  }
+  return named;
+}
+
+/** `litellm_settings`: twins of router settings move there (router_settings wins); the rest warn or fail. */
+function applyLiteLlmSettings(settings: unknown, router: Json, warnings: string[], issues: string[]): void {
+  if (settings === undefined || settings === null) return;
+  if (!isObject(settings)) {
+    issues.push('litellm_settings: must be a mapping');
+    return;
+  }
+  const known = litellmKeys.litellm_settings!;
+  for (const [key, value] of Object.entries(settings)) {
+    const treatment = known[key];
+    if (!treatment) {
+      const suggestion = closestMatch(key, Object.keys(known));
+      issues.push(
+        `litellm_settings.${key}: unknown key${suggestion ? ` (did you mean '${suggestion}'?)` : ''}`,
+      );
+    } else if (treatment.use === 'ignored') {
+      warnings.push(`litellm_settings.${key} is a LiteLLM setting Switchboard ignores: ${treatment.reason}`);
+    } else {
+      const target = treatment.to.replace('router_settings.', '');
+      if (router[target] !== undefined) {
+        warnings.push(
+          `litellm_settings.${key} is also set as router_settings.${target}; router_settings wins`,
+        );
+      } else {
+        router[target] = value;
+      }
+    }
+  }
+}
+
+/** `credential_list` entries by name: their `credential_values` fill in deployments that reference them. */
+function credentialValues(list: unknown, issues: string[]): Map<string, Json> {
+  const byName = new Map<string, Json>();
+  if (list === undefined) return byName;
+  if (!Array.isArray(list)) {
+    issues.push('credential_list: must be a list of {credential_name, credential_values}');
+    return byName;
+  }
+  list.forEach((entry, index) => {
+    if (!isObject(entry) || typeof entry.credential_name !== 'string' || !isObject(entry.credential_values)) {
+      issues.push(
+        `credential_list[${index}]: needs credential_name (a string) and credential_values (a mapping)`,
+      );
+      return;
+    }
+    byName.set(entry.credential_name, entry.credential_values);
+  });
+  return byName;
+}
+
+function normalizeModelEntry(
+  entry: Json,
+  path: string,
+  context: {
+    issues: string[];
+    writtenPaths: Array<readonly [string, string]>;
+    credentials: Map<string, Json>;
+  },
+): Json {
+  const { issues, writtenPaths, credentials } = context;
   const copy = { ...entry };
+  const paramsKey =
+    copy.litellm_params !== undefined && copy.params === undefined ? 'litellm_params' : 'params';
+  if (paramsKey === 'litellm_params') writtenPaths.push([`${path}.params`, `${path}.litellm_params`]);
   renameKey(copy, 'litellm_params', 'params', path, issues);
   if (!isObject(copy.params)) return copy;
-  const params: Json = { ...copy.params };
+  let params: Json = { ...copy.params };
+  const credentialName = params.litellm_credential_name;
+  if (credentialName !== undefined) {
+    delete params.litellm_credential_name;
+    const values = typeof credentialName === 'string' ? credentials.get(credentialName) : undefined;
+    if (values) params = { ...values, ...params };
+    else
+      issues.push(
+        `${path}.${paramsKey}.litellm_credential_name: no credential_list entry is named '${String(credentialName)}'`,
+      );
+  }
   if (params.provider === undefined && typeof params.model === 'string') {
     const slash = params.model.indexOf('/');
     if (slash > 0) {
@@ -110,8 +174,18 @@ function normalizeModelEntry(entry: Json, path: string, issues: string[]): Json 
     ['rpm', 'rpm_limit'],
     ['tpm', 'tpm_limit'],
   ] as const) {
-    if (params[alias] !== undefined && info[target] === undefined) info[target] = params[alias];
-    delete params[alias];
+    // LiteLLM reads rpm/tpm inside litellm_params and next to it.
+    for (const [source, written] of [
+      [params, `${path}.${paramsKey}.${alias}`],
+      [copy, `${path}.${alias}`],
+    ] as const) {
+      if (source[alias] === undefined) continue;
+      if (info[target] === undefined) {
+        info[target] = source[alias];
+        writtenPaths.push([`${path}.model_info.${target}`, written]);
+      }
+      delete source[alias];
+    }
   }
   copy.params = params;
   if (Object.keys(info).length || copy.model_info !== undefined) copy.model_info = info;
@@ -140,11 +214,14 @@ function renameKey(record: Json, from: string, to: string, path: string, issues:
   delete record[from];
 }
 
+/** LiteLLM settings Switchboard has no use for: dropped with a warning that says why. */
 function dropIgnored(record: Json, section: string, warnings: string[]): void {
-  for (const key of ignoredKeys[section] ?? []) {
-    if (record[key] === undefined) continue;
+  for (const [key, treatment] of Object.entries(litellmKeys[section] ?? {})) {
+    if (record[key] === undefined || treatment.use !== 'ignored') continue;
     delete record[key];
-    warnings.push(`${section ? `${section}.` : ''}${key} is a LiteLLM setting Switchboard ignores`);
+    warnings.push(
+      `${section ? `${section}.` : ''}${key} is a LiteLLM setting Switchboard ignores: ${treatment.reason}`,
+    );
   }
 }
 

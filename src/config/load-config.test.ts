@@ -147,8 +147,8 @@ environment_variables:
     expect(config.general_settings.redis_url).toBe('redis://:s3cret@127.0.0.1:6380');
     expect(config.general_settings.redis_degraded_mode).toBe('fail_closed');
     expect(config.warnings).toEqual([
-      'litellm_settings is a LiteLLM setting Switchboard ignores',
-      'general_settings.alerting is a LiteLLM setting Switchboard ignores',
+      'litellm_settings.drop_params is a LiteLLM setting Switchboard ignores: requests are passed through; the provider decides on unknown params',
+      'general_settings.alerting is a LiteLLM setting Switchboard ignores: no alerting integration: alert on /metrics and /health/readiness',
     ]);
   });
 

@@ -9,14 +9,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
-import { parseDocument } from 'yaml';
+import { parseDocument, type ScalarTag, type Tags } from 'yaml';
 import { deepFreeze } from '../lib/deep-freeze.ts';
 import { describeSchemaErrors, formatIssue } from '../lib/schema-errors.ts';
 import { type UpstreamUrlPolicy, upstreamUrlProblem } from '../lib/upstream-url-policy.ts';
 import type { Config, FallbackMap, McpServerConfig, ModelDeploymentConfig } from './config.ts';
 import { ConfigError } from './config-error.ts';
 import { type ConfigFile, ConfigFileSchema } from './config-schema.ts';
-import { applyLiteLlmAliases } from './litellm-aliases.ts';
+import { applyLiteLlmAliases, writtenPath } from './litellm-aliases.ts';
 
 export interface LoadConfigOptions {
   /** Path of the YAML file; undefined selects the embedded default. */
@@ -55,7 +55,13 @@ export function loadConfig(options: LoadConfigOptions): Config {
 }
 
 export function parseConfig(text: string, options: LoadConfigOptions & { source: string }): Config {
-  const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  // YAML 1.1 as PyYAML reads it, so LiteLLM files mean the same here: `20_000` is a number, `yes` true.
+  const document = parseDocument(text, {
+    prettyErrors: true,
+    uniqueKeys: true,
+    version: '1.1',
+    customTags: pyYamlBooleans,
+  });
   if (document.errors.length > 0) {
     throw new ConfigError(
       options.source,
@@ -68,19 +74,25 @@ export function parseConfig(text: string, options: LoadConfigOptions & { source:
       'the file must hold a mapping with model_list, router_settings …',
     ]);
   }
-  const aliased = applyLiteLlmAliases(raw as Record<string, unknown>);
-  const issues = [...aliased.issues];
-  const resolved = resolveEnvReferences(
-    aliased.config,
-    { ...aliased.environment, ...options.env },
-    '',
-    issues,
-  );
+  // References resolve first, on the keys as written, so that aliases (a Redis URL built from
+  // router_settings.redis_password) see values, and a missing variable is named where it was written.
+  const { environment_variables: fileEnvironment, ...rest } = raw as Record<string, unknown>;
+  const issues: string[] = [];
+  const environment = { ...stringValues(fileEnvironment), ...options.env };
+  const withValues = resolveEnvReferences(rest, environment, '', issues) as Record<string, unknown>;
+  const aliased = applyLiteLlmAliases(withValues);
+  issues.push(...aliased.issues);
+  const resolved = aliased.config;
   if (!validateConfigFile.Check(resolved)) issues.push(...allSchemaIssues(resolved));
-  if (issues.length > 0) throw new ConfigError(options.source, issues);
+  const refuse = () =>
+    new ConfigError(
+      options.source,
+      issues.map((issue) => writtenPath(issue, aliased.writtenPaths)),
+    );
+  if (issues.length > 0) throw refuse();
   const file = resolved as ConfigFile;
   const config = buildConfig(file, options, aliased.warnings, issues);
-  if (issues.length > 0) throw new ConfigError(options.source, issues);
+  if (issues.length > 0) throw refuse();
   return deepFreeze(config);
 }
 
@@ -101,6 +113,28 @@ function allSchemaIssues(value: unknown): string[] {
   } finally {
     Settings.Set({ maxErrors });
   }
+}
+
+/**
+ * PyYAML's booleans: yes/no, true/false, on/off in their three casings. The YAML 1.1 schema of the
+ * `yaml` package also reads `y` and `n` as booleans, which PyYAML (and so LiteLLM) keeps as strings.
+ */
+function pyYamlBooleans(tags: Tags): Tags {
+  return tags.map((tag) => {
+    if (typeof tag !== 'object' || tag.tag !== 'tag:yaml.org,2002:bool' || !(tag.test instanceof RegExp))
+      return tag;
+    const truthy = tag.test.source.includes('[Tt]rue');
+    const test = truthy
+      ? /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/
+      : /^(?:[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/;
+    return { ...tag, test } as ScalarTag;
+  });
+}
+
+/** `environment_variables` of a LiteLLM file, usable by os.environ/ references. */
+function stringValues(value: unknown): Record<string, string> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, String(item)]));
 }
 
 /** Replaces every `os.environ/NAME` string with the variable's value; a missing one is an issue. */
