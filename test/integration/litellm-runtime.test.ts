@@ -44,6 +44,57 @@ describe('litellm_settings fallbacks at run time', () => {
   });
 });
 
+describe('deployment defaults, extra headers and the Azure AD token at run time', () => {
+  let upstream: FakeOpenAiServer;
+  let backend: Backend;
+  let gateway: TestGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    upstream = await FakeOpenAiServer.start();
+    backend = sqliteBackend();
+    gateway = await startTestGateway({
+      backend,
+      yaml: fixture('deployment-defaults.yaml')
+        .replace('UPSTREAM_URL', upstream.baseUrl)
+        .replace('UPSTREAM_ORIGIN', upstream.origin),
+    });
+    key = await gateway.createKey();
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+    await backend?.cleanup();
+  });
+
+  const chat = (body: object) =>
+    fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
+    });
+
+  it('sends the deployment defaults the caller did not set, and never over the caller', async () => {
+    upstream.reset();
+    expect((await chat({ model: 'tuned' })).status).toBe(200);
+    expect((await chat({ model: 'tuned', temperature: 1, max_completion_tokens: 9 })).status).toBe(200);
+    const [plain, overridden] = upstream.requests;
+    expect(plain!.body).toMatchObject({ temperature: 0.2, max_tokens: 256, seed: 7 });
+    expect(plain!.headers['x-team']).toBe('blue');
+    expect(overridden!.body).toMatchObject({ temperature: 1, max_completion_tokens: 9, seed: 7 });
+    expect(overridden!.body.max_tokens).toBeUndefined(); // never both token limits in one request
+  });
+
+  it('sends azure_ad_token as a bearer token on the Azure deployment path', async () => {
+    upstream.reset();
+    expect((await chat({ model: 'azure-entra' })).status).toBe(200);
+    const [request] = upstream.requests;
+    expect(request!.path).toBe('/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21');
+    expect(request!.headers.authorization).toBe('Bearer entra-token');
+    expect(request!.headers['api-key']).toBeUndefined();
+  });
+});
+
 describe('LiteLLM files at run time', () => {
   let upstream: FakeOpenAiServer;
   let backend: Backend;

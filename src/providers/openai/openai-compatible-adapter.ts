@@ -19,6 +19,7 @@ import { classifyTransportError, UpstreamError } from '../upstream-error.ts';
 import { UpstreamPool } from '../upstream-pool.ts';
 import { classifyErrorResponse } from './openai-errors.ts';
 import { openAiChunks } from './openai-stream.ts';
+import { requestDefaults, withDefaults } from './request-defaults.ts';
 
 /** Where and how to reach one deployment. */
 export interface Endpoint {
@@ -36,11 +37,14 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
   private readonly endpoint: Endpoint;
   private readonly settings: DeploymentSettings;
   private readonly pool: UpstreamPool;
+  /** Request fields the deployment sets when the caller does not (computed once). */
+  private readonly defaults: Readonly<Record<string, unknown>> | undefined;
 
   constructor(endpoint: Endpoint, settings: DeploymentSettings) {
     this.endpoint = endpoint;
     this.settings = settings;
     this.pool = new UpstreamPool(endpoint.origin, settings);
+    this.defaults = requestDefaults(settings.params);
   }
 
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
@@ -127,7 +131,7 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter {
           'content-type': 'application/json',
           accept,
         },
-        body: JSON.stringify(request),
+        body: JSON.stringify(withDefaults(request as unknown as Record<string, unknown>, this.defaults)),
         signal: context.signal,
         poolTimeoutMs: timeouts.poolMs,
         headersTimeoutMs: timeLeft(context.deadline, streaming ? timeouts.streamIdleMs : timeouts.headersMs),

@@ -1,7 +1,24 @@
 /** Params of OpenAI-compatible deployments, and the endpoint they describe. */
 import type { Endpoint } from './openai-compatible-adapter.ts';
+import { REQUEST_DEFAULT_PARAMS } from './request-defaults.ts';
 
-export const openAiParams = ['api_base', 'api_key', 'organization', 'headers'] as const;
+/** `headers` and LiteLLM's `extra_headers`, sent with every request of the deployment. */
+export function extraHeaders(params: Readonly<Record<string, unknown>>): Record<string, string> {
+  return {
+    ...(params.headers as Record<string, string> | undefined),
+    ...(params.extra_headers as Record<string, string> | undefined),
+  };
+}
+
+/** What an OpenAI-compatible deployment reads from its params (request defaults included). */
+export const openAiParams = [
+  'api_base',
+  'api_key',
+  'organization',
+  'headers',
+  'extra_headers',
+  ...REQUEST_DEFAULT_PARAMS,
+] as const;
 
 export function validateOpenAiParams(
   params: Readonly<Record<string, unknown>>,
@@ -14,14 +31,16 @@ export function validateOpenAiParams(
     if (params[key] !== undefined && typeof params[key] !== 'string')
       problems.push(`${key}: must be a string`);
   }
-  const headers = params.headers;
-  if (
-    headers !== undefined &&
-    (headers === null ||
-      typeof headers !== 'object' ||
-      Object.values(headers).some((value) => typeof value !== 'string'))
-  ) {
-    problems.push('headers: must be a map of header names to strings');
+  for (const key of ['headers', 'extra_headers'] as const) {
+    const headers = params[key];
+    if (
+      headers !== undefined &&
+      (headers === null ||
+        typeof headers !== 'object' ||
+        Object.values(headers).some((value) => typeof value !== 'string'))
+    ) {
+      problems.push(`${key}: must be a map of header names to strings`);
+    }
   }
   return problems;
 }
@@ -37,7 +56,7 @@ export function openAiEndpoint(
 ): Endpoint {
   const base = new URL(String(params.api_base ?? defaultApiBase));
   if (pathOfBareServer && (base.pathname === '/' || base.pathname === '')) base.pathname = pathOfBareServer;
-  const headers: Record<string, string> = { ...(params.headers as Record<string, string> | undefined) };
+  const headers = extraHeaders(params);
   if (typeof params.api_key === 'string' && params.api_key)
     headers.authorization = `Bearer ${params.api_key}`;
   if (typeof params.organization === 'string') headers['openai-organization'] = params.organization;
