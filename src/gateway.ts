@@ -24,7 +24,7 @@ import { ChatCompletions } from './proxy/chat-completions.ts';
 import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
 import { DeploymentHealth } from './routing/deployment-health.ts';
 import { FallbackEventLog } from './routing/fallback-events.ts';
-import { buildModelRegistry } from './routing/model-registry.ts';
+import { buildModelRegistry, type ModelGroup } from './routing/model-registry.ts';
 import { Router } from './routing/router.ts';
 import { createStrategy } from './routing/strategies/create-strategy.ts';
 import { createDatabase, type Database } from './store/db/create-database.ts';
@@ -70,6 +70,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const paramWarnings: string[] = [];
   const registry = buildModelRegistry(config, builtinProviders(), clock.now(), paramWarnings);
   for (const warning of paramWarnings) logger.warn(warning);
+  logger.info(endpointsOfGroups(registry.groups()));
   const database = await createDatabase({
     url: general.database_url,
     poolSize: general.database_pool_size,
@@ -279,4 +280,14 @@ function requiredChecks(config: Config): string[] {
   return config.general_settings.redis_url
     ? ['database', 'foreground_database', 'redis']
     : ['database', 'foreground_database'];
+}
+
+/** The start-up line saying which model groups which endpoint serves (model_info.mode). */
+function endpointsOfGroups(groups: readonly ModelGroup[]): string {
+  const chat = groups.filter((group) => group.mode === 'chat').map((group) => group.name);
+  const other = groups
+    .filter((group) => group.mode !== 'chat')
+    .map((group) => `${group.name} (${group.mode})`);
+  const served = `model groups served by /v1/chat/completions: ${chat.length ? chat.join(', ') : 'none'}`;
+  return other.length ? `${served}; listed but not served by any endpoint yet: ${other.join(', ')}` : served;
 }

@@ -41,15 +41,25 @@ export const ModelInfoSchema = Type.Object(
     id: Type.Optional(Type.String({ minLength: 1 })),
     rpm_limit: Type.Optional(NonNegativeInteger),
     tpm_limit: Type.Optional(NonNegativeInteger),
+    // LiteLLM's modes. Only chat groups are served today (/v1/chat/completions); the others are
+    // listed in /v1/models with their mode, and a chat request to them is a 400 naming the endpoint.
     mode: Type.Optional(
       Type.Enum([
         'chat',
         'completion',
+        'responses',
         'embedding',
         'image_generation',
+        'image_edit',
         'audio_speech',
         'audio_transcription',
         'rerank',
+        'moderation',
+        'batch',
+        'realtime',
+        'ocr',
+        'search',
+        'video_generation',
       ]),
     ),
     default_params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),

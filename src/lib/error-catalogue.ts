@@ -39,6 +39,7 @@ export const ErrorCode = {
   jsonTooDeep: 'json_too_deep',
   bodyReadTimeout: 'request_body_timeout',
   tooManyFailedAuthentications: 'too_many_failed_authentications',
+  wrongEndpointForModel: 'model_not_supported_by_endpoint',
 } as const;
 
 export const errors = {
@@ -57,6 +58,15 @@ export const errors = {
       type: ErrorType.invalidRequest,
       code: ErrorCode.invalidJson,
       message: `The request body is not valid JSON (${detail}). Send a JSON object with Content-Type: application/json.`,
+    });
+  },
+  wrongEndpointForModel(model: string, mode: string, endpoint: string): GatewayError {
+    return new GatewayError({
+      status: 400,
+      type: ErrorType.invalidRequest,
+      code: ErrorCode.wrongEndpointForModel,
+      param: 'model',
+      message: `Model '${model}' is a ${mode} model (model_info.mode); ${endpoint} serves chat models. Call the ${mode} endpoint for it.`,
     });
   },
   tooManyFailedAuthentications(retryAfter: number): GatewayError {

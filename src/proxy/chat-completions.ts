@@ -83,6 +83,7 @@ export class ChatCompletions {
     const group = this.options.registry.group(model);
     if (!group) throw errors.modelNotFound(model);
     if (!mayUseModel(caller, model)) throw errors.modelNotAllowed(model);
+    if (group.mode !== 'chat') throw errors.wrongEndpointForModel(model, group.mode, '/v1/chat/completions');
     return group;
   }
 

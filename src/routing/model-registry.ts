@@ -26,6 +26,8 @@ export interface Deployment {
 export interface ModelGroup {
   readonly name: string;
   readonly ownedBy: string;
+  /** `model_info.mode` of the group (LiteLLM's names): which kind of endpoint serves it; `chat` by default. */
+  readonly mode: string;
   readonly deployments: readonly Deployment[];
 }
 
@@ -68,7 +70,7 @@ export function buildModelRegistry(
   warnings: string[] = [],
 ): ModelRegistry {
   const issues: string[] = [];
-  const groups = new Map<string, { ownedBy: string; deployments: Deployment[] }>();
+  const groups = new Map<string, { ownedBy: string; mode: string; deployments: Deployment[] }>();
   config.model_list.forEach((entry, index) => {
     const path = `model_list[${index}].params`;
     const factory = providers.get(entry.params.provider);
@@ -90,8 +92,13 @@ export function buildModelRegistry(
     const adapter = factory.create(deploymentSettings(entry, config.router_settings));
     const group = groups.get(entry.model_name) ?? {
       ownedBy: entry.model_info.owned_by ?? entry.params.provider,
+      mode: entry.model_info.mode ?? 'chat',
       deployments: [],
     };
+    if ((entry.model_info.mode ?? 'chat') !== group.mode)
+      issues.push(
+        `model_list[${index}].model_info.mode: '${entry.model_info.mode ?? 'chat'}' differs from the '${group.mode}' of other deployments of '${entry.model_name}'`,
+      );
     group.deployments.push({
       id: entry.model_info.id,
       modelName: entry.model_name,
@@ -106,7 +113,12 @@ export function buildModelRegistry(
   });
   if (issues.length > 0) throw new ConfigError(config.source, issues);
   return new ModelRegistry(
-    [...groups].map(([name, group]) => ({ name, ownedBy: group.ownedBy, deployments: group.deployments })),
+    [...groups].map(([name, group]) => ({
+      name,
+      ownedBy: group.ownedBy,
+      mode: group.mode,
+      deployments: group.deployments,
+    })),
     Math.floor(now / 1000),
   );
 }

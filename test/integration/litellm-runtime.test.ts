@@ -3,6 +3,7 @@
  * recording fake upstream: what the gateway sends is asserted, not only that it starts.
  */
 import { readFileSync } from 'node:fs';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
@@ -92,6 +93,42 @@ describe('deployment defaults, extra headers and the Azure AD token at run time'
     expect(request!.path).toBe('/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21');
     expect(request!.headers.authorization).toBe('Bearer entra-token');
     expect(request!.headers['api-key']).toBeUndefined();
+  });
+});
+
+describe('model_info.mode at run time', () => {
+  it('lists every group with its mode, and refuses a chat request to a non-chat group naming the endpoint', async () => {
+    const backend = sqliteBackend();
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const gateway = await startTestGateway({ backend, yaml: fixture('modes.yaml'), logger });
+    expect(lines.join('')).toContain(
+      'model groups served by /v1/chat/completions: chatty; listed but not served by any endpoint yet: embedder (embedding), batcher (batch)',
+    );
+    try {
+      const key = await gateway.createKey();
+      const listed = (await (
+        await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()) as any;
+      expect(listed.data.map((model: any) => [model.id, model.mode])).toEqual([
+        ['chatty', 'chat'],
+        ['embedder', 'embedding'],
+        ['batcher', 'batch'],
+      ]);
+      const refused = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'embedder', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error).toMatchObject({
+        code: 'model_not_supported_by_endpoint',
+        param: 'model',
+      });
+    } finally {
+      await gateway.close();
+      await backend.cleanup();
+    }
   });
 });
 

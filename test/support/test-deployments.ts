@@ -39,5 +39,5 @@ export function testDeployment(
 }
 
 export function testGroup(name: string, deployments: Deployment[]): ModelGroup {
-  return { name, ownedBy: 'test', deployments };
+  return { name, ownedBy: 'test', mode: 'chat', deployments };
 }

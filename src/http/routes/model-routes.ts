@@ -11,6 +11,7 @@ const ModelEntry = Type.Object({
   object: Type.Literal('model'),
   created: Type.Integer(),
   owned_by: Type.String(),
+  mode: Type.String({ description: 'Which kind of endpoint serves it (model_info.mode): chat, embedding …' }),
 });
 
 export function registerModelRoutes(app: App, deps: Pick<AppDependencies, 'registry'>): void {
@@ -20,6 +21,7 @@ export function registerModelRoutes(app: App, deps: Pick<AppDependencies, 'regis
     object: 'model' as const,
     created: registry.createdAt,
     owned_by: group.ownedBy,
+    mode: group.mode,
   });
   const visible = (caller: Caller) => registry.groups().filter((group) => mayUseModel(caller, group.name));
   const common = { tags: ['proxy'], security: callerSecurity };
