@@ -62,11 +62,9 @@ export const ModelInfoSchema = Type.Object(
         'video_generation',
       ]),
     ),
-    default_params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     input_cost_per_token: Type.Optional(Type.Number({ minimum: 0 })),
     output_cost_per_token: Type.Optional(Type.Number({ minimum: 0 })),
     max_input_tokens: Type.Optional(PositiveInteger),
-    max_output_tokens: Type.Optional(PositiveInteger),
     owned_by: Type.Optional(Type.String()),
   },
   // model_info is descriptive metadata; LiteLLM configs carry many more keys (supports_vision …).

@@ -18,6 +18,33 @@ function issuesOf(yaml: string, env: Record<string, string> = {}): readonly stri
 }
 
 describe('configuration loading', () => {
+  it('refuses settings of features not built yet when set to anything but their default (nothing inert)', () => {
+    expect(
+      issuesOf(
+        'general_settings:\n  spend_ingestion_mode: outbox\n  embeddings_batch_enabled: true\n  tier_policy_mode: enforce\n',
+      ),
+    ).toEqual([
+      'general_settings.spend_ingestion_mode: "outbox" needs spend accounting and its outbox mode, which is not built yet; remove the key or set "legacy"',
+      'general_settings.embeddings_batch_enabled: true needs files and batches, which is not built yet; remove the key or set false',
+      'general_settings.tier_policy_mode: "enforce" needs output-token tier policies, which is not built yet; remove the key or set "off"',
+    ]);
+    expect(
+      parseConfig('general_settings:\n  spend_ingestion_mode: legacy\n', { ...base }).general_settings
+        .spend_ingestion_mode,
+    ).toBe('legacy');
+  });
+
+  it('warns once per descriptive model_info key that nothing reads', () => {
+    const config = parseConfig(
+      'model_list:\n  - { model_name: a, params: { provider: fake, model: a }, model_info: { supports_vision: true, input_cost_per_token: 0.1 } }\n  - { model_name: b, params: { provider: fake, model: b }, model_info: { supports_vision: false } }\n',
+      { ...base },
+    );
+    expect(config.warnings).toEqual([
+      'model_info.supports_vision (2 deployments) is not read by Switchboard: descriptive only',
+      'model_info.input_cost_per_token (1 deployment) is not read by Switchboard: no spend accounting yet',
+    ]);
+  });
+
   it('reports every problem of a file, however many, and never starts with one (issue 10)', () => {
     const unknown = Array.from({ length: 19 }, (_, index) => `  unknown_key_${index}: 1`).join('\n');
     const issues = issuesOf(

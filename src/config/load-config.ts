@@ -16,6 +16,7 @@ import { type UpstreamUrlPolicy, upstreamUrlProblem } from '../lib/upstream-url-
 import type { Config, FallbackMap, McpServerConfig, ModelDeploymentConfig } from './config.ts';
 import { ConfigError } from './config-error.ts';
 import { type ConfigFile, ConfigFileSchema } from './config-schema.ts';
+import { checkInertSettings } from './inert-settings.ts';
 import { applyLiteLlmAliases, writtenPath } from './litellm-aliases.ts';
 
 export interface LoadConfigOptions {
@@ -175,6 +176,7 @@ function buildConfig(
 ): Config {
   const general = file.general_settings ?? {};
   const router = file.router_settings ?? {};
+  checkInertSettings(file, warnings, issues);
   const modelList = buildModelList(file, issues);
   const urlPolicy: UpstreamUrlPolicy = { allowedHosts: general.upstream_allowed_hosts ?? null };
   checkApiBases(modelList, urlPolicy, issues);

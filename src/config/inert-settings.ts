@@ -1,0 +1,42 @@
+/**
+ * Nothing inert (issue 10): a setting either takes effect or says it does not. Settings of features
+ * not built yet refuse a non-default value at start; descriptive `model_info` keys (LiteLLM files carry
+ * many) are accepted with one warning per key saying Switchboard does not read them.
+ */
+import type { ConfigFile } from './config-schema.ts';
+
+/** general_settings whose feature is not built yet: only the default value is accepted. */
+export const NOT_BUILT_YET: ReadonlyArray<{ key: string; default: unknown; feature: string }> = [
+  { key: 'spend_ingestion_mode', default: 'legacy', feature: 'spend accounting and its outbox mode' },
+  { key: 'embeddings_batch_enabled', default: false, feature: 'files and batches' },
+  { key: 'tier_policy_mode', default: 'off', feature: 'output-token tier policies' },
+  { key: 'tier_policy_missing_service_mode', default: 'fail_open', feature: 'output-token tier policies' },
+];
+
+/** model_info keys the gateway reads; any other is descriptive. */
+export const MODEL_INFO_READ = ['id', 'rpm_limit', 'tpm_limit', 'mode', 'max_input_tokens', 'owned_by'];
+
+const UNREAD_REASON: Readonly<Record<string, string>> = {
+  input_cost_per_token: 'no spend accounting yet',
+  output_cost_per_token: 'no spend accounting yet',
+};
+
+export function checkInertSettings(file: ConfigFile, warnings: string[], issues: string[]): void {
+  const general = (file.general_settings ?? {}) as Record<string, unknown>;
+  for (const { key, default: value, feature } of NOT_BUILT_YET) {
+    if (general[key] === undefined || general[key] === value) continue;
+    issues.push(
+      `general_settings.${key}: ${JSON.stringify(general[key])} needs ${feature}, which is not built yet; remove the key or set ${JSON.stringify(value)}`,
+    );
+  }
+  const unread = new Map<string, number>();
+  for (const entry of file.model_list ?? []) {
+    for (const key of Object.keys(entry.model_info ?? {}))
+      if (!MODEL_INFO_READ.includes(key)) unread.set(key, (unread.get(key) ?? 0) + 1);
+  }
+  for (const [key, count] of unread) {
+    warnings.push(
+      `model_info.${key} (${count} deployment${count > 1 ? 's' : ''}) is not read by Switchboard: ${UNREAD_REASON[key] ?? 'descriptive only'}`,
+    );
+  }
+}
