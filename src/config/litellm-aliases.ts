@@ -65,6 +65,7 @@ export function applyLiteLlmAliases(input: Json): AliasResult {
       if (copy.url !== undefined && copy.base_url === undefined)
         writtenPaths.push([`mcp_servers[${index}].base_url`, `mcp_servers[${index}].url`]);
       renameKey(copy, 'url', 'base_url', `mcp_servers[${index}]`, issues);
+      normalizeMcpServer(copy, `mcp_servers[${index}]`, warnings, issues);
       return copy;
     });
   }
@@ -81,6 +82,32 @@ export function writtenPath(issue: string, writtenPaths: AliasResult['writtenPat
       named = written + named.slice(internal.length);
   }
   return named;
+}
+
+/** LiteLLM's MCP server fields: auth_type maps to auth_mode; description and spec_version warn. */
+function normalizeMcpServer(server: Json, path: string, warnings: string[], issues: string[]): void {
+  for (const key of ['description', 'spec_version'] as const) {
+    if (server[key] === undefined) continue;
+    delete server[key];
+    warnings.push(
+      `${path}.${key} is not used: ${key === 'description' ? 'tools carry their own descriptions' : 'the MCP protocol version is negotiated at initialize'}`,
+    );
+  }
+  if (server.auth_type !== undefined) {
+    const mode =
+      server.auth_type === 'bearer_token' ? 'bearer' : server.auth_type === 'none' ? 'none' : undefined;
+    if (mode === undefined)
+      issues.push(
+        `${path}.auth_type: '${String(server.auth_type)}' is not supported; use none or bearer_token (with auth_config.token)`,
+      );
+    else if (server.auth_mode === undefined) server.auth_mode = mode;
+    delete server.auth_type;
+  }
+  if (typeof server.base_url === 'string' && /\/sse\/?$/.test(server.base_url)) {
+    warnings.push(
+      `${path}.url ends in /sse: the legacy SSE transport is not supported; point it at the server's Streamable HTTP endpoint (often /mcp)`,
+    );
+  }
 }
 
 /** `litellm_settings`: twins of router settings move there (router_settings wins); the rest warn or fail. */
@@ -160,6 +187,9 @@ function normalizeModelEntry(
         `${path}.${paramsKey}.litellm_credential_name: no credential_list entry is named '${String(credentialName)}'`,
       );
   }
+  // The fake provider needs no upstream model name: it defaults to the group's name.
+  if (params.provider === 'fake' && params.model === undefined && typeof copy.model_name === 'string')
+    params.model = copy.model_name;
   if (params.provider === undefined && typeof params.model === 'string') {
     const slash = params.model.indexOf('/');
     if (slash > 0) {

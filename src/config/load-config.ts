@@ -92,7 +92,8 @@ export function parseConfig(text: string, options: LoadConfigOptions & { source:
     );
   if (issues.length > 0) throw refuse();
   const file = resolved as ConfigFile;
-  const config = buildConfig(file, options, aliased.warnings, issues);
+  const warnings = aliased.warnings.map((warning) => writtenPath(warning, aliased.writtenPaths));
+  const config = buildConfig(file, options, warnings, issues);
   if (issues.length > 0) throw refuse();
   return deepFreeze(config);
 }
@@ -177,6 +178,10 @@ function buildConfig(
   const general = file.general_settings ?? {};
   const router = file.router_settings ?? {};
   checkInertSettings(file, warnings, issues);
+  if ((file.model_list ?? []).length === 0)
+    warnings.push(
+      'no model is configured: add model_list entries (see switchboard.example.yaml); /v1 has nothing to serve',
+    );
   const modelList = buildModelList(file, issues);
   const urlPolicy: UpstreamUrlPolicy = { allowedHosts: general.upstream_allowed_hosts ?? null };
   checkApiBases(modelList, urlPolicy, issues);

@@ -128,6 +128,20 @@ const corpus: Record<string, Outcome> = {
     refused: ['include: is not supported; put the included model_list entries in this file'],
   },
   'wrong-type-tpm.yaml': { refused: ['model_list[0].litellm_params.tpm: must be an integer ≥ 0'] },
+  'mcp-litellm-fields.yaml': {
+    starts: [
+      'mcp_servers.wiki.description is not used: tools carry their own descriptions',
+      'mcp_servers.wiki.spec_version is not used: the MCP protocol version is negotiated at initialize',
+      "mcp_servers.legacy.url ends in /sse: the legacy SSE transport is not supported; point it at the server's Streamable HTTP endpoint (often /mcp)",
+    ],
+    check: (config) =>
+      expect(config.mcp_servers.find((server) => server.server_key === 'wiki')?.auth_mode).toBe('bearer'),
+  },
+  'fake-and-empty.yaml': {
+    starts: [],
+    check: (config) =>
+      expect(config.model_list[0]!.params).toMatchObject({ provider: 'fake', model: 'demo-model' }),
+  },
   'example-master-key.yaml': {
     starts: [],
     check: (config) => expect(config.general_settings.master_key).toBe('sk-1234'),
