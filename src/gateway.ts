@@ -28,6 +28,7 @@ import { buildModelRegistry, type ModelGroup } from './routing/model-registry.ts
 import { Router } from './routing/router.ts';
 import { createStrategy } from './routing/strategies/create-strategy.ts';
 import { createDatabase, type Database } from './store/db/create-database.ts';
+import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
@@ -71,12 +72,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const registry = buildModelRegistry(config, builtinProviders(), clock.now(), paramWarnings);
   for (const warning of paramWarnings) logger.warn(warning);
   logger.info(endpointsOfGroups(registry.groups()));
-  const database = await createDatabase({
-    url: general.database_url,
-    poolSize: general.database_pool_size,
-    ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
-  });
-  if (options.migrate ?? true) await migrateToLatest(database);
+  const database = await openDatabase(general.database_url, general.database_pool_size, options);
   const store = await createSharedStore(
     config,
     clock,
@@ -280,6 +276,27 @@ function requiredChecks(config: Config): string[] {
   return config.general_settings.redis_url
     ? ['database', 'foreground_database', 'redis']
     : ['database', 'foreground_database'];
+}
+
+/** Opens (and by default migrates) the database; failing that, one error naming database_url. */
+async function openDatabase(
+  url: string,
+  poolSize: number,
+  options: { databaseSchema?: string; migrate?: boolean },
+): Promise<Database> {
+  let database: Database | undefined;
+  try {
+    database = await createDatabase({
+      url,
+      poolSize,
+      ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
+    });
+    if (options.migrate ?? true) await migrateToLatest(database);
+    return database;
+  } catch (error) {
+    await database?.close().catch(() => {});
+    throw new DatabaseUnreachableError(url, error);
+  }
 }
 
 /** The start-up line saying which model groups which endpoint serves (model_info.mode). */

@@ -17,6 +17,7 @@ import { judgeMasterKey } from './identity/master-key-rule.ts';
 import { ensurePrivateFile, ensurePrivateFolder } from './lib/private-files.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createDatabase } from './store/db/create-database.ts';
+import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 
 const HELP = `Switchboard ${VERSION}: an OpenAI-compatible AI gateway.
@@ -131,9 +132,14 @@ function printMasterKey(key: string, options: CliOptions): void {
 }
 
 async function migrate(config: Config, logger: Logger): Promise<void> {
-  const database = await createDatabase({ url: config.general_settings.database_url, poolSize: 1 });
+  const url = config.general_settings.database_url;
+  const database = await createDatabase({ url, poolSize: 1 }).catch((error: unknown) => {
+    throw new DatabaseUnreachableError(url, error);
+  });
   try {
-    const report = await migrateToLatest(database);
+    const report = await migrateToLatest(database).catch((error: unknown) => {
+      throw new DatabaseUnreachableError(url, error);
+    });
     logger.info(
       { applied: report.applied },
       report.applied.length ? 'migrations applied' : 'database is up to date',
@@ -270,7 +276,7 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const message =
-    error instanceof ConfigError || error instanceof UsageError
+    error instanceof ConfigError || error instanceof UsageError || error instanceof DatabaseUnreachableError
       ? error.message
       : error instanceof Error
         ? (error.stack ?? error.message)

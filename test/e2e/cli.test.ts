@@ -83,6 +83,23 @@ describe('the switchboard command', () => {
     expect(admin.status).toBe(200);
   });
 
+  it('names database_url (without its password) in one line when the database cannot be reached (issue 10)', async () => {
+    const folder = tempFolder();
+    const config = join(folder, 'db.yaml');
+    const port = await freePort();
+    writeFileSync(
+      config,
+      `general_settings:\n  database_url: postgres://switchboard:hunter2@127.0.0.1:${port}/gateway\n  master_key: sk-a-long-enough-master-key\n`,
+    );
+    const { code, stderr } = await runCli(['serve', '--config', config, '--data-dir', folder]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `cannot use the database at general_settings.database_url (postgres://switchboard:***@127.0.0.1:${port}/gateway)`,
+    );
+    expect(stderr).not.toContain('hunter2');
+    expect(stderr).not.toContain('    at ');
+  });
+
   it('names a provider param problem with its path and exits non-zero', async () => {
     const folder = tempFolder();
     const config = join(folder, 'provider.yaml');
