@@ -36,17 +36,32 @@ export class ModelRegistry {
   readonly createdAt: number;
   private readonly byName: ReadonlyMap<string, ModelGroup>;
   private readonly byId: ReadonlyMap<string, Deployment>;
+  /** Wildcard groups (`openai/*`, `*`), longest prefix first. */
+  private readonly wildcards: readonly ModelGroup[];
 
   constructor(groups: readonly ModelGroup[], createdAt: number) {
     this.createdAt = createdAt;
     this.byName = new Map(groups.map((group) => [group.name, group]));
+    this.wildcards = groups
+      .filter((group) => group.name.endsWith('*'))
+      .sort((a, b) => b.name.length - a.name.length);
     this.byId = new Map(
       groups.flatMap((group) => group.deployments.map((deployment) => [deployment.id, deployment])),
     );
   }
 
+  /**
+   * The group serving `name`: the group of that name, else the wildcard group with the longest
+   * matching prefix (`openai/*` serves `openai/gpt-4o`; `*` serves any name no other group serves).
+   */
   group(name: string): ModelGroup | undefined {
-    return this.byName.get(name);
+    const exact = this.byName.get(name);
+    if (exact) return exact;
+    for (const group of this.wildcards) {
+      const prefix = group.name.slice(0, -1);
+      if (name.length > prefix.length && name.startsWith(prefix)) return group;
+    }
+    return undefined;
   }
 
   groups(): ModelGroup[] {

@@ -369,9 +369,16 @@ function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): Promise<
   });
 }
 
-/** The upstream sees its own model name; everything else the caller sent goes through unchanged. */
+/**
+ * The upstream sees its own model name; everything else the caller sent goes through unchanged. A
+ * wildcard deployment (`model: openai/*` in group `openai/*`) sends the part of the requested name
+ * that the group's `*` matched, never a literal `*`.
+ */
 function withUpstreamModel(request: ChatRequest, deployment: Deployment): ChatRequest {
-  return { ...request, model: deployment.config.params.model };
+  const upstream = deployment.config.params.model;
+  if (!upstream.includes('*') || !deployment.modelName.endsWith('*')) return { ...request, model: upstream };
+  const matched = request.model.slice(deployment.modelName.length - 1);
+  return { ...request, model: upstream.replace('*', matched) };
 }
 
 function fits(group: ModelGroup, promptTokenEstimate: number): boolean {

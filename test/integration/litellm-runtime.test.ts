@@ -132,6 +132,50 @@ describe('model_info.mode at run time', () => {
   });
 });
 
+describe('wildcard model groups at run time', () => {
+  it('routes names to the longest matching wildcard with the matched name upstream; exact groups win', async () => {
+    const [prefixed, catchall, exact] = await Promise.all([
+      FakeOpenAiServer.start(),
+      FakeOpenAiServer.start(),
+      FakeOpenAiServer.start(),
+    ]);
+    const backend = sqliteBackend();
+    const gateway = await startTestGateway({
+      backend,
+      yaml: fixture('wildcards.yaml')
+        .replace('PREFIXED_URL', prefixed.baseUrl)
+        .replace('CATCHALL_URL', catchall.baseUrl)
+        .replace('EXACT_URL', exact.baseUrl),
+    });
+    try {
+      const key = await gateway.createKey();
+      const chat = (model: string, bearer = key) =>
+        fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+        });
+      for (const model of ['openai/gpt-4o', 'mistral-large', 'openai/special'])
+        expect((await chat(model)).status).toBe(200);
+      expect(prefixed.requests.map((request) => request.body.model)).toEqual(['gpt-4o']);
+      expect(catchall.requests.map((request) => request.body.model)).toEqual(['mistral-large']);
+      expect(exact.requests.map((request) => request.body.model)).toEqual(['gpt-4o-special']);
+      const listed = (await (
+        await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()) as any;
+      expect(listed.data.map((model: any) => model.id)).toEqual(['openai/*', '*', 'openai/special']);
+      // The key's model list applies to the name asked for, not to the wildcard.
+      const narrow = await gateway.createKey({ models: ['openai/gpt-4o'] });
+      expect((await chat('openai/gpt-4o', narrow)).status).toBe(200);
+      expect((await chat('openai/gpt-4.1', narrow)).status).toBe(403);
+    } finally {
+      await gateway.close();
+      await Promise.all([prefixed.close(), catchall.close(), exact.close()]);
+      await backend.cleanup();
+    }
+  });
+});
+
 describe('LiteLLM files at run time', () => {
   let upstream: FakeOpenAiServer;
   let backend: Backend;

@@ -58,7 +58,7 @@ export function registerModelRoutes(app: App, deps: Pick<AppDependencies, 'regis
       const name = decodeURIComponent((request.params as { '*': string })['*']);
       const group = registry.group(name);
       if (!group || !mayUseModel(request.caller, name)) throw errors.modelNotFound(name);
-      return entry(group);
+      return { ...entry(group), id: name }; // a name served by a wildcard group is shown as asked
     },
   );
 }
