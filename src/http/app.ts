@@ -17,6 +17,7 @@ import { requestMetricsPlugin } from './plugins/request-metrics.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
+import { registerLiteLlmManagementRoutes } from './routes/litellm-management-routes.ts';
 import { registerMcpAccessRoutes } from './routes/mcp-access-routes.ts';
 import { registerMcpGatewayRoute } from './routes/mcp-gateway-route.ts';
 import { registerMcpServerRoutes } from './routes/mcp-server-routes.ts';
@@ -66,6 +67,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerMcpGatewayRoute(app, deps);
   registerMcpServerRoutes(app, deps);
   registerMcpAccessRoutes(app, deps);
+  registerLiteLlmManagementRoutes(app, deps);
   return app;
 }
 

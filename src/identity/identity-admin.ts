@@ -224,6 +224,13 @@ export class IdentityAdmin {
     });
   }
 
+  /** The key whose secret this is (LiteLLM's management API names keys by their secret). */
+  async getKeyBySecret(secret: string): Promise<ApiKeyRecord> {
+    const key = await new ApiKeyRepository(this.db).findByHash(this.hashKey(secret));
+    if (!key) throw errors.notFound('API key', `${secret.slice(0, 6)}…`);
+    return key;
+  }
+
   async getKey(id: string): Promise<ApiKeyRecord> {
     return (await new ApiKeyRepository(this.db).get(id)) ?? notFound('key', id);
   }

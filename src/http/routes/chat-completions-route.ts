@@ -27,8 +27,13 @@ const ChatCompletionBody = Type.Object(
 const CUT_EVENT = encodeChatStreamError(errors.notReady());
 
 export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencies, 'chat'>): void {
+  // LiteLLM also serves its OpenAI routes without the /v1 prefix; clients configured for it keep working.
+  for (const url of ['/v1/chat/completions', '/chat/completions']) registerChatRoute(app, deps, url);
+}
+
+function registerChatRoute(app: App, deps: Pick<AppDependencies, 'chat'>, url: string): void {
   app.post(
-    '/v1/chat/completions',
+    url,
     {
       onRequest: app.authenticateCaller,
       schema: {

@@ -1,5 +1,5 @@
 /** GET /v1/models and /v1/models/{model}: the runtime registry, filtered to what the caller may use. */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { type Caller, mayUseModel } from '../../canonical/caller.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import type { ModelGroup } from '../../routing/model-registry.ts';
@@ -26,8 +26,23 @@ export function registerModelRoutes(app: App, deps: Pick<AppDependencies, 'regis
   const visible = (caller: Caller) => registry.groups().filter((group) => mayUseModel(caller, group.name));
   const common = { tags: ['proxy'], security: callerSecurity };
 
+  for (const prefix of ['/v1', '']) registerModelList(app, prefix, visible, entry, common);
+  for (const prefix of ['/v1', '']) registerModelLookup(app, prefix, registry, entry, common);
+}
+
+type Entry = (group: ModelGroup) => Static<typeof ModelEntry>;
+type Common = { tags: string[]; security: typeof callerSecurity };
+
+/** GET <prefix>/models (LiteLLM serves it without /v1 too). */
+function registerModelList(
+  app: App,
+  prefix: string,
+  visible: (caller: Caller) => ModelGroup[],
+  entry: Entry,
+  common: Common,
+): void {
   app.get(
-    '/v1/models',
+    `${prefix}/models`,
     {
       onRequest: app.authenticateCaller,
       schema: {
@@ -41,10 +56,18 @@ export function registerModelRoutes(app: App, deps: Pick<AppDependencies, 'regis
     },
     async (request) => ({ object: 'list' as const, data: visible(request.caller).map(entry) }),
   );
+}
 
-  // A wildcard, because public model names may contain slashes (`openai/gpt-4o`).
+/** GET <prefix>/models/{model}: a wildcard, because public model names may contain slashes (`openai/gpt-4o`). */
+function registerModelLookup(
+  app: App,
+  prefix: string,
+  registry: AppDependencies['registry'],
+  entry: Entry,
+  common: Common,
+): void {
   app.get(
-    '/v1/models/*',
+    `${prefix}/models/*`,
     {
       onRequest: app.authenticateCaller,
       schema: {
