@@ -34,6 +34,12 @@ describe('configuration loading', () => {
     ).toBe('legacy');
   });
 
+  it('warns that an empty file configures no model', () => {
+    expect(parseConfig('', { ...base }).warnings).toEqual([
+      'no model is configured: add model_list entries (see switchboard.example.yaml); /v1 has nothing to serve',
+    ]);
+  });
+
   it('warns once per descriptive model_info key that nothing reads', () => {
     const config = parseConfig(
       'model_list:\n  - { model_name: a, params: { provider: fake, model: a }, model_info: { supports_vision: true, input_cost_per_token: 0.1 } }\n  - { model_name: b, params: { provider: fake, model: b }, model_info: { supports_vision: false } }\n',

@@ -195,6 +195,31 @@ describe('LiteLLM files at run time', () => {
     await backend?.cleanup();
   });
 
+  it('sends the key and address of a named credential', async () => {
+    const other = await FakeOpenAiServer.start();
+    const otherBackend = sqliteBackend();
+    const credentialed = await startTestGateway({
+      backend: otherBackend,
+      yaml: fixture('credentials.yaml').replace('UPSTREAM_URL', other.baseUrl),
+    });
+    try {
+      const key = await credentialed.createKey();
+      const response = await fetch(`${credentialed.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'credentialed', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(response.status).toBe(200);
+      expect(other.requests.map((request) => request.headers.authorization)).toEqual([
+        'Bearer sk-from-credential',
+      ]);
+    } finally {
+      await credentialed.close();
+      await other.close();
+      await otherBackend.cleanup();
+    }
+  });
+
   it('sends an Ollama deployment whose api_base names only the server to /v1/chat/completions', async () => {
     const key = await gateway.createKey();
     const response = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
