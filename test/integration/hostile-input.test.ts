@@ -53,6 +53,18 @@ router_settings: { allowed_fails: 1, num_retries: 2 }
       body,
     });
 
+  /** A raw JSON-RPC body to /mcp (the SDK would not send hostile ones). */
+  const postMcp = (bearer: string, body: string) =>
+    fetch(`${gateway.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body,
+    });
+
   it('answers 400 json_too_deep naming the limit, sends nothing upstream, and keeps the model up for others', async () => {
     const hostile = `{"model":"shared","messages":[{"role":"user","content":"hi"}],"x":${nested(5_000)}}`;
     expect(hostile.length).toBeLessThan(11_000);
@@ -110,15 +122,7 @@ router_settings: { allowed_fails: 1, num_retries: 2 }
       method: 'tools/call',
       params: { name: 'bulk.big', arguments: { bytes } },
     }));
-    const response = await fetch(`${gateway.baseUrl}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${caller.key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify(batch),
-    });
+    const response = await postMcp(caller.key, JSON.stringify(batch));
     const text = await response.text();
     const answers = JSON.parse(text) as any[];
     expect(answers).toHaveLength(20);
@@ -138,15 +142,7 @@ router_settings: { allowed_fails: 1, num_retries: 2 }
     const caller = await createKey(gateway);
     await bind(gateway, { server_id: server.server_id, scope_type: 'api_key', scope_id: caller.keyId });
     const hostile = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"deep.echo","arguments":{"text":"x","extra":${nested(5_000)}}}}`;
-    const response = await fetch(`${gateway.baseUrl}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${caller.key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: hostile,
-    });
+    const response = await postMcp(caller.key, hostile);
     const answer = (await response.json()) as any;
     expect(answer).toMatchObject({ id: 7, error: { code: -32602 } });
     const fine = await rpc(gateway.baseUrl, caller.key, {
