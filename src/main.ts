@@ -16,6 +16,8 @@ import { VERSION } from './http/app.ts';
 import { judgeMasterKey } from './identity/master-key-rule.ts';
 import { ensurePrivateFile, ensurePrivateFolder } from './lib/private-files.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
+import { builtinProviders } from './providers/builtin-providers.ts';
+import { deploymentProblems } from './routing/model-registry.ts';
 import { createDatabase } from './store/db/create-database.ts';
 import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
@@ -238,7 +240,13 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: options.logLevel });
   let config: Config;
   try {
-    config = loadConfig({ path: options.configPath, env, dataDir: options.dataDir });
+    const providers = builtinProviders();
+    config = loadConfig({
+      path: options.configPath,
+      env,
+      dataDir: options.dataDir,
+      checkDeployment: (params, index) => deploymentProblems(params, index, providers),
+    });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`switchboard: ${error.message}\n`);

@@ -26,6 +26,11 @@ export interface LoadConfigOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** Folder for the embedded default's SQLite file. */
   dataDir: string;
+  /**
+   * Checks each deployment's params with its provider (given by the composition root, which knows the
+   * providers), so provider problems are reported in the same run as schema problems.
+   */
+  checkDeployment?: (params: Readonly<Record<string, unknown>>, index: number) => { errors: string[] };
 }
 
 const validateConfigFile = Compile(ConfigFileSchema);
@@ -85,6 +90,7 @@ export function parseConfig(text: string, options: LoadConfigOptions & { source:
   issues.push(...aliased.issues);
   const resolved = aliased.config;
   if (!validateConfigFile.Check(resolved)) issues.push(...allSchemaIssues(resolved));
+  if (options.checkDeployment) issues.push(...deploymentIssues(resolved, options.checkDeployment));
   const refuse = () =>
     new ConfigError(
       options.source,
@@ -130,6 +136,19 @@ function pyYamlBooleans(tags: Tags): Tags {
       ? /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/
       : /^(?:[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/;
     return { ...tag, test } as ScalarTag;
+  });
+}
+
+/** Provider problems of every deployment whose params are a mapping (schema problems are reported apart). */
+function deploymentIssues(
+  file: Record<string, unknown>,
+  check: NonNullable<LoadConfigOptions['checkDeployment']>,
+): string[] {
+  if (!Array.isArray(file.model_list)) return [];
+  return file.model_list.flatMap((entry, index) => {
+    const params = (entry as { params?: unknown } | null)?.params;
+    if (params === null || typeof params !== 'object' || Array.isArray(params)) return [];
+    return check(params as Record<string, unknown>, index).errors;
   });
 }
 

@@ -77,6 +77,33 @@ export class ModelRegistry {
   }
 }
 
+/**
+ * A deployment's params checked by its provider: an unknown provider, the provider's own validation,
+ * and params no provider reads (a misspelled address or credential is an error, others warn). The
+ * loader runs it with the schema check (one report of every problem), the registry again at build.
+ */
+export function deploymentProblems(
+  params: Readonly<Record<string, unknown>>,
+  index: number,
+  providers: ProviderRegistry,
+): { errors: string[]; warnings: string[] } {
+  const path = `model_list[${index}].params`;
+  const provider = String(params.provider);
+  const factory = providers.get(provider);
+  if (!factory) {
+    const suggestion = closestMatch(provider, providers.names());
+    return {
+      errors: [
+        `${path}.provider: '${provider}' is not a supported provider${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; supported: ${providers.names().join(', ')}`,
+      ],
+      warnings: [],
+    };
+  }
+  const unknown = unknownParamProblems(params, factory.knownParams, path);
+  const errors = [...factory.validate(params).map((problem) => `${path}.${problem}`), ...unknown.errors];
+  return { errors, warnings: unknown.warnings };
+}
+
 /** Builds the registry; problems throw a ConfigError, and `warnings` collects params no provider reads. */
 export function buildModelRegistry(
   config: Config,
@@ -87,23 +114,11 @@ export function buildModelRegistry(
   const issues: string[] = [];
   const groups = new Map<string, { ownedBy: string; mode: string; deployments: Deployment[] }>();
   config.model_list.forEach((entry, index) => {
-    const path = `model_list[${index}].params`;
+    const checked = deploymentProblems(entry.params, index, providers);
+    warnings.push(...checked.warnings);
+    issues.push(...checked.errors);
     const factory = providers.get(entry.params.provider);
-    if (!factory) {
-      const suggestion = closestMatch(entry.params.provider, providers.names());
-      issues.push(
-        `${path}.provider: '${entry.params.provider}' is not a supported provider${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; supported: ${providers.names().join(', ')}`,
-      );
-      return;
-    }
-    const unknown = unknownParamProblems(entry.params, factory.knownParams, path);
-    warnings.push(...unknown.warnings);
-    const problems = factory.validate(entry.params);
-    if (problems.length > 0 || unknown.errors.length > 0) {
-      for (const problem of problems) issues.push(`${path}.${problem}`);
-      issues.push(...unknown.errors);
-      return;
-    }
+    if (!factory || checked.errors.length > 0) return;
     const adapter = factory.create(deploymentSettings(entry, config.router_settings));
     const group = groups.get(entry.model_name) ?? {
       ownedBy: entry.model_info.owned_by ?? entry.params.provider,

@@ -10,7 +10,7 @@ import type { Config } from '../../src/config/config.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { builtinProviders } from '../../src/providers/builtin-providers.ts';
-import { buildModelRegistry } from '../../src/routing/model-registry.ts';
+import { buildModelRegistry, deploymentProblems } from '../../src/routing/model-registry.ts';
 
 const env = {
   OPENAI_API_KEY: 'sk-openai',
@@ -73,6 +73,7 @@ const corpus: Record<string, Outcome> = {
   'credential-missing.yaml': {
     refused: [
       "model_list[0].litellm_params.litellm_credential_name: no credential_list entry is named 'azure-us'",
+      'model_list[0].litellm_params.api_base: is required for azure (https://<resource>.openai.azure.com)',
     ],
   },
   'ignored-settings.yaml': {
@@ -113,7 +114,7 @@ const corpus: Record<string, Outcome> = {
   },
   'typo-api-base.yaml': {
     refused: [
-      "model_list[0].params.api_bsae: unknown param (did you mean 'api_base'?); a misspelled address or credential is refused",
+      "model_list[0].litellm_params.api_bsae: unknown param (did you mean 'api_base'?); a misspelled address or credential is refused",
     ],
   },
   'yaml-1-1.yaml': {
@@ -142,6 +143,13 @@ const corpus: Record<string, Outcome> = {
     check: (config) =>
       expect(config.model_list[0]!.params).toMatchObject({ provider: 'fake', model: 'demo-model' }),
   },
+  'schema-and-provider-errors.yaml': {
+    refused: [
+      'router_settings.num_retries: must be an integer ≥ 0',
+      "model_list[0].litellm_params.provider: 'faek' is not a supported provider (did you mean 'fake'?); supported: azure, deepseek, fake, fireworks_ai, groq, hosted_vllm, llamacpp, lm_studio, mistral, ollama, ollama_chat, openai, openai_compatible, openrouter, perplexity, together_ai, vllm, xai",
+      'model_list[1].litellm_params.api_base: is required for azure (https://<resource>.openai.azure.com)',
+    ],
+  },
   'example-master-key.yaml': {
     starts: [],
     check: (config) => expect(config.general_settings.master_key).toBe('sk-1234'),
@@ -152,7 +160,9 @@ const corpus: Record<string, Outcome> = {
 function load(name: string): { config?: Config; warnings: string[]; issues: string[] } {
   const text = readFileSync(new URL(`../fixtures/litellm/${name}`, import.meta.url), 'utf8');
   try {
+    const providers = builtinProviders();
     const config = parseConfig(text, {
+      checkDeployment: (params, index) => deploymentProblems(params, index, providers),
       path: undefined,
       env,
       dataDir: '/tmp/switchboard-corpus',

@@ -124,12 +124,18 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
 
 export const adminScopePlugin = fp(
   async (app: FastifyInstance, options: { organizationOf: OrganizationOf }) => {
-    app.addHook('preHandler', async (request) => {
+    const guard = async (request: FastifyRequest) => {
       const actor = request.adminActor;
       if (actor === null || actor.kind !== 'user' || actor.role !== 'org_admin') return;
       const rule = adminScopeRules[`${request.method} ${request.routeOptions.url}`];
       if (!rule) throw outsideScope('this route is not open to organization administrators');
       await enforce(rule, request, actor.organizationId, options.organizationOf);
+    };
+    // Only routes that authenticate administrators carry the guard: proxy routes pay nothing for it.
+    app.addHook('onRoute', (route) => {
+      const onRequest = [route.onRequest ?? []].flat();
+      if (!onRequest.includes(app.authenticateAdmin)) return;
+      route.preHandler = [...[route.preHandler ?? []].flat(), guard];
     });
   },
   { name: 'switchboard-admin-scope', dependencies: ['switchboard-authentication'] },

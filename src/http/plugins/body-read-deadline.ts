@@ -30,14 +30,16 @@ export const bodyReadDeadlinePlugin = fp(
       if (!hasBody) return payload;
       // The error goes to Fastify's body reader, which answers with it; the socket stays up for the 408
       // (sent with `connection: close`), where destroying the stream would drop the answer too.
-      request.bodyReadTimer = setTimeout(
-        () => payload.emit('error', errors.bodyReadTimeout(timeoutMs)),
-        timeoutMs,
-      );
+      request.bodyReadTimer = setTimeout(() => {
+        request.bodyReadTimer = null;
+        // Only while Fastify's body reader listens: an answered request cleared its timer on response.
+        if (!payload.readableEnded && payload.listenerCount('error') > 0)
+          payload.emit('error', errors.bodyReadTimeout(timeoutMs));
+      }, timeoutMs);
       payload.once('end', () => void clear(request));
       return payload;
     });
-    app.addHook('preHandler', clear);
+    // A body that is never read (the request was answered first, e.g. 401) must not keep its timer.
     app.addHook('onResponse', clear);
   },
   { name: 'switchboard-body-read-deadline' },
