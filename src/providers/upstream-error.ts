@@ -99,11 +99,15 @@ function cap(milliseconds: number): number {
   return Math.min(Math.max(0, Math.round(milliseconds)), 3_600_000);
 }
 
-/** Errors of sockets, DNS, undici and our own transport (`SB_…`): anything else is a local failure. */
+/**
+ * Errors of sockets, DNS (`ECONNRESET`, `EAI_AGAIN` …), undici and our own transport (`SB_…`); Node's
+ * `ERR_…` codes (`ERR_INVALID_ARG_TYPE`) come from our code. Anything else is a local failure.
+ */
 function isTransportError(code: string | undefined, name: string | undefined): boolean {
   if (name === 'AbortError' || name === 'TimeoutError') return true;
   return (
-    code !== undefined && /^(UND_ERR_|SB_|E[A-Z0-9_]+$|ERR_STREAM_PREMATURE_CLOSE$|ABORT_ERR$)/.test(code)
+    code !== undefined &&
+    /^(UND_ERR_|SB_|E(?!RR_)[A-Z0-9_]+$|ERR_STREAM_PREMATURE_CLOSE$|ABORT_ERR$)/.test(code)
   );
 }
 
