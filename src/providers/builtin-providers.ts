@@ -1,4 +1,5 @@
 /** The providers this build ships, by name (LiteLLM's names for OpenAI-compatible servers included). */
+import { anthropicProvider } from './anthropic/index.ts';
 import { azureProvider } from './azure/index.ts';
 import { fakeProvider } from './fake/index.ts';
 import { openAiCompatibleProviders } from './openai/index.ts';
@@ -8,6 +9,7 @@ export function builtinProviders(): ProviderRegistry {
   return new ProviderRegistry([
     ['fake', fakeProvider],
     ['azure', azureProvider],
+    ['anthropic', anthropicProvider],
     ...openAiCompatibleProviders(),
   ]);
 }

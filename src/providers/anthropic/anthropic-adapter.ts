@@ -1,0 +1,193 @@
+/**
+ * The ProviderAdapter for Anthropic's Messages API: canonical requests are translated to Messages
+ * requests and answers back, JSON and streamed. Native Messages bodies (for a /v1/messages route) go
+ * through the same transport, error classification and first-event deadline untranslated.
+ */
+import type { StreamChunk } from '../../canonical/chat-chunk.ts';
+import type { ChatRequest } from '../../canonical/chat-request.ts';
+import type { Usage } from '../../canonical/usage.ts';
+import type { Endpoint } from '../openai/openai-compatible-adapter.ts';
+import {
+  type AttemptContext,
+  type CompletionResult,
+  type DeploymentSettings,
+  type ProviderAdapter,
+  timeLeft,
+} from '../provider-adapter.ts';
+import { FirstChunkTimeoutError, sendUpstream, type UpstreamResponse } from '../send-upstream.ts';
+import { classifyTransportError, LocalFailure } from '../upstream-error.ts';
+import { UpstreamPool } from '../upstream-pool.ts';
+import { classifyErrorResponse, protocolError } from './anthropic-errors.ts';
+import { anthropicDefaults } from './anthropic-settings.ts';
+import {
+  type AnthropicMessage,
+  fromMessagesResponse,
+  isMessage,
+  messagesUsage,
+} from './from-messages-response.ts';
+import { messagesEvents, type NativeEvent, StreamUsage } from './messages-events.ts';
+import { messagesChunks } from './messages-stream.ts';
+import { type MessagesRequest, toMessagesRequest } from './to-messages-request.ts';
+
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+export interface NativeCompletion {
+  /** The upstream's Message as received. */
+  json: string;
+  message: Record<string, unknown>;
+  usage: Usage | undefined;
+}
+
+export interface NativeStreamEvent {
+  event: string;
+  data: string;
+  /** The stream's usage so far, set on `message_delta` events. */
+  usage?: Usage;
+}
+
+export class AnthropicAdapter implements ProviderAdapter {
+  private readonly endpoint: Endpoint;
+  private readonly settings: DeploymentSettings;
+  private readonly pool: UpstreamPool;
+  private readonly defaults: Readonly<Record<string, unknown>>;
+
+  constructor(endpoint: Endpoint, settings: DeploymentSettings) {
+    this.endpoint = endpoint;
+    this.settings = settings;
+    this.pool = new UpstreamPool(endpoint.origin, settings);
+    this.defaults = anthropicDefaults(settings.params);
+  }
+
+  async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
+    const { body, jsonTool } = this.translate(request, false);
+    const { message } = await this.exchange(body, context);
+    return { response: fromMessagesResponse(message, this.settings.model, jsonTool, nowSeconds()) };
+  }
+
+  async *stream(request: ChatRequest, context: AttemptContext): AsyncGenerator<StreamChunk> {
+    try {
+      const { body, jsonTool } = this.translate(request, true);
+      const identity = { model: this.settings.model, jsonTool, createdSeconds: nowSeconds() };
+      yield* messagesChunks(this.events(body, context), identity);
+    } catch (error) {
+      throw classifyTransportError(error);
+    }
+  }
+
+  /** Sends a body already in Messages shape (model set by the caller) and returns the Message as is. */
+  async completeNative(body: Record<string, unknown>, context: AttemptContext): Promise<NativeCompletion> {
+    const { stream: _stream, ...unstreamed } = body;
+    const { text, message } = await this.exchange(unstreamed, context);
+    return { json: text, message, usage: messagesUsage(message.usage) };
+  }
+
+  /** Streams a Messages body, yielding the upstream's events as received, with usage for accounting. */
+  async *streamNative(
+    body: Record<string, unknown>,
+    context: AttemptContext,
+  ): AsyncGenerator<NativeStreamEvent> {
+    const usage = new StreamUsage();
+    for await (const { event, data, parsed } of this.events({ ...body, stream: true }, context)) {
+      usage.observe(parsed);
+      const current = parsed.type === 'message_delta' ? usage.current : undefined;
+      yield current ? { event, data, usage: current } : { event, data };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  /** The Messages request; a failure here is the gateway's own, never the upstream's. */
+  private translate(request: ChatRequest, stream: boolean): MessagesRequest {
+    try {
+      return toMessagesRequest(request, this.settings.model, this.defaults, stream);
+    } catch (error) {
+      throw new LocalFailure(error);
+    }
+  }
+
+  /** One JSON exchange: the Message, checked, and its text. */
+  private async exchange(
+    body: Record<string, unknown>,
+    context: AttemptContext,
+  ): Promise<{ text: string; message: AnthropicMessage }> {
+    const response = await this.send(body, context, false);
+    if (response.status >= 400) throw await classifyErrorResponse(response);
+    let text: string;
+    try {
+      text = await response.text(MAX_RESPONSE_BYTES);
+    } catch (error) {
+      throw classifyTransportError(error);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw protocolError('the upstream answered with malformed JSON');
+    }
+    if (!isMessage(parsed)) throw protocolError('the upstream answer is not a Message');
+    return { text, message: parsed };
+  }
+
+  /** One streamed exchange: checked native events, under the first-event deadline. */
+  private async *events(body: Record<string, unknown>, context: AttemptContext): AsyncGenerator<NativeEvent> {
+    const response = await this.send(body, context, true);
+    try {
+      if (response.status >= 400) throw await classifyErrorResponse(response);
+      if (!String(response.headers['content-type'] ?? '').includes('text/event-stream'))
+        throw protocolError('the upstream did not answer with an event stream');
+      // Until the first real event the request deadline applies; `ping` events do not count.
+      const waitMs = timeLeft(context.deadline, this.settings.timeouts.totalMs);
+      let firstEventTimer: NodeJS.Timeout | undefined = setTimeout(
+        () => response.abort(new FirstChunkTimeoutError(waitMs)),
+        waitMs,
+      );
+      try {
+        for await (const event of messagesEvents(response.body)) {
+          if (firstEventTimer && event.parsed.type !== 'ping')
+            firstEventTimer = void clearTimeout(firstEventTimer);
+          yield event;
+        }
+      } catch (error) {
+        throw classifyTransportError(error);
+      } finally {
+        clearTimeout(firstEventTimer);
+      }
+    } finally {
+      response.cancel();
+    }
+  }
+
+  private async send(
+    body: Record<string, unknown>,
+    context: AttemptContext,
+    streaming: boolean,
+  ): Promise<UpstreamResponse> {
+    const { timeouts } = this.settings;
+    try {
+      return await sendUpstream({
+        dispatcher: this.pool.dispatcher,
+        path: this.endpoint.path,
+        headers: {
+          ...this.endpoint.headers,
+          ...context.forwardedHeaders,
+          'content-type': 'application/json',
+          accept: streaming ? 'text/event-stream' : 'application/json',
+        },
+        body: JSON.stringify(body),
+        signal: context.signal,
+        poolTimeoutMs: timeouts.poolMs,
+        headersTimeoutMs: timeLeft(context.deadline, streaming ? timeouts.streamIdleMs : timeouts.headersMs),
+        bodyTimeoutMs: streaming ? timeouts.streamIdleMs : timeouts.totalMs,
+        ...(streaming ? {} : { totalTimeoutMs: timeLeft(context.deadline, timeouts.totalMs) }),
+      });
+    } catch (error) {
+      throw classifyTransportError(error);
+    }
+  }
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
