@@ -20,8 +20,8 @@ import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
-import { ChatCompletions } from './proxy/chat-completions.ts';
 import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
+import { TextPipeline } from './proxy/text-pipeline.ts';
 import { DeploymentHealth } from './routing/deployment-health.ts';
 import { FallbackEventLog } from './routing/fallback-events.ts';
 import { buildModelRegistry, type ModelGroup } from './routing/model-registry.ts';
@@ -165,7 +165,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     clock,
     random: systemRandom,
   });
-  const chat = new ChatCompletions({
+  const text = new TextPipeline({
     registry,
     router,
     metrics,
@@ -187,7 +187,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     identityAdmin,
     organizationOf: new OrganizationOf(database.db),
     registry,
-    chat,
+    text,
     routing: {
       registry,
       health,
@@ -299,12 +299,14 @@ async function openDatabase(
   }
 }
 
+const TEXT_MODES = new Set(['chat', 'completion', 'responses']);
+
 /** The start-up line saying which model groups which endpoint serves (model_info.mode). */
 function endpointsOfGroups(groups: readonly ModelGroup[]): string {
-  const chat = groups.filter((group) => group.mode === 'chat').map((group) => group.name);
+  const text = groups.filter((group) => TEXT_MODES.has(group.mode)).map((group) => group.name);
   const other = groups
-    .filter((group) => group.mode !== 'chat')
+    .filter((group) => !TEXT_MODES.has(group.mode))
     .map((group) => `${group.name} (${group.mode})`);
-  const served = `model groups served by /v1/chat/completions: ${chat.length ? chat.join(', ') : 'none'}`;
+  const served = `model groups served by /v1/chat/completions, /v1/completions, /v1/responses and /v1/messages: ${text.length ? text.join(', ') : 'none'}`;
   return other.length ? `${served}; listed but not served by any endpoint yet: ${other.join(', ')}` : served;
 }

@@ -17,7 +17,7 @@ import type { McpServices } from '../mcp/mcp-services.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Readiness } from '../observability/readiness.ts';
-import type { ChatCompletions } from '../proxy/chat-completions.ts';
+import type { TextPipeline } from '../proxy/text-pipeline.ts';
 import type { ReportSources } from '../routing/deployment-report.ts';
 import type { FallbackEventLog } from '../routing/fallback-events.ts';
 import type { ModelRegistry } from '../routing/model-registry.ts';
@@ -41,7 +41,8 @@ export interface AppDependencies {
   /** Which organization an administered thing belongs to (scoped administration). */
   organizationOf: OrganizationOf;
   registry: ModelRegistry;
-  chat: ChatCompletions;
+  /** The pipeline behind every text endpoint. */
+  text: TextPipeline;
   routing: ReportSources & { events: FallbackEventLog };
   mcp: McpServices;
 }

@@ -15,14 +15,17 @@ import { errorHandlerPlugin, sendGatewayError, toGatewayError } from './plugins/
 import { openApiPlugin } from './plugins/openapi.ts';
 import { requestMetricsPlugin } from './plugins/request-metrics.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
+import { registerCompletionsRoute } from './routes/completions-route.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
 import { registerLiteLlmManagementRoutes } from './routes/litellm-management-routes.ts';
 import { registerMcpAccessRoutes } from './routes/mcp-access-routes.ts';
 import { registerMcpGatewayRoute } from './routes/mcp-gateway-route.ts';
 import { registerMcpServerRoutes } from './routes/mcp-server-routes.ts';
+import { registerMessagesRoute } from './routes/messages-route.ts';
 import { registerMetricsRoute } from './routes/metrics-route.ts';
 import { registerModelRoutes } from './routes/model-routes.ts';
+import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerRoutingDiagnosticsRoutes } from './routes/routing-diagnostics-routes.ts';
 import { validatorCompiler } from './validator-compiler.ts';
 
@@ -64,6 +67,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerIdentityRoutes(app, deps);
   registerModelRoutes(app, deps);
   registerChatCompletionsRoute(app, deps);
+  registerCompletionsRoute(app, deps);
+  registerResponsesRoute(app, deps);
+  registerMessagesRoute(app, deps);
   registerMcpGatewayRoute(app, deps);
   registerMcpServerRoutes(app, deps);
   registerMcpAccessRoutes(app, deps);

@@ -66,7 +66,7 @@ export const errors = {
       type: ErrorType.invalidRequest,
       code: ErrorCode.wrongEndpointForModel,
       param: 'model',
-      message: `Model '${model}' is a ${mode} model (model_info.mode); ${endpoint} serves chat models. Call the ${mode} endpoint for it.`,
+      message: `Model '${model}' is a ${mode} model (model_info.mode); ${endpoint} serves text-generation models (chat, completion, responses). Call the ${mode} endpoint for it.`,
     });
   },
   tooManyFailedAuthentications(retryAfter: number): GatewayError {

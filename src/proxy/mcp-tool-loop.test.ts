@@ -4,7 +4,7 @@ import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
 import { rpcErrors } from '../mcp/json-rpc-error.ts';
 import type { ToolCallInput, ToolExecutor } from '../mcp/tool-executor.ts';
-import type { ChatOutcome } from './chat-completions.ts';
+import type { TextOutcome } from './text-pipeline.ts';
 import { McpToolLoop } from './mcp-tool-loop.ts';
 
 const caller = { kind: 'api_key', keyId: 'k' } as Caller;
@@ -31,7 +31,7 @@ const executor = {
 } as unknown as ToolExecutor;
 
 /** A model that asks for the tool whenever it is offered. */
-function turn(request: ChatRequest, args = '{}'): ChatOutcome {
+function turn(request: ChatRequest, args = '{}'): TextOutcome {
   const offered = request.tools?.find((tool) => tool.type === 'function') as
     | { function: { name: string } }
     | undefined;
@@ -106,7 +106,7 @@ describe('the MCP tool loop', () => {
     if (outcome.kind !== 'json') throw new Error('expected JSON');
     expect(outcome.response.choices[0]!.message.content).toBe('done');
     expect(outcome.response.usage).toMatchObject({ prompt_tokens: 3, total_tokens: 6 });
-    expect(JSON.parse(outcome.json).usage.total_tokens).toBe(6);
+    expect(JSON.parse(outcome.json!).usage.total_tokens).toBe(6);
   });
 
   it('feeds gateway errors and invalid arguments back to the model as tool messages', async () => {

@@ -11,13 +11,13 @@ import type { Usage } from '../canonical/usage.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import { JsonRpcError } from '../mcp/json-rpc-error.ts';
 import type { ToolExecutor, ToolResult } from '../mcp/tool-executor.ts';
-import type { ChatContext, ChatOutcome } from './chat-completions.ts';
+import type { TextContext, TextOutcome } from './text-pipeline.ts';
 import { type OfferedMcpTools, offerMcpTools, usesMcpTools } from './mcp-chat-tools.ts';
 
 /** One model turn through the ordinary chat path (admission, routing, retries, accounting). */
-export type CompleteTurn = (request: ChatRequest, context: ChatContext) => Promise<ChatOutcome>;
+export type CompleteTurn = (request: ChatRequest, context: TextContext) => Promise<TextOutcome>;
 
-type JsonOutcome = Extract<ChatOutcome, { kind: 'json' }>;
+type JsonOutcome = Extract<TextOutcome, { kind: 'json' }>;
 
 export class McpToolLoop {
   private readonly executor: ToolExecutor;
@@ -32,7 +32,7 @@ export class McpToolLoop {
     return usesMcpTools(request);
   }
 
-  async run(request: ChatRequest, context: ChatContext, complete: CompleteTurn): Promise<ChatOutcome> {
+  async run(request: ChatRequest, context: TextContext, complete: CompleteTurn): Promise<TextOutcome> {
     const offered = offerMcpTools(request, context.caller, this.executor);
     const messages: ChatMessage[] = [...request.messages];
     let usage: Usage | undefined;
@@ -60,7 +60,7 @@ export class McpToolLoop {
   }
 
   /** Runs one MCP tool call; failures become text for the model rather than failing the request. */
-  private async execute(call: ToolCall, offered: OfferedMcpTools, context: ChatContext): Promise<string> {
+  private async execute(call: ToolCall, offered: OfferedMcpTools, context: TextContext): Promise<string> {
     const name = offered.aliases.nameOf(call.function.name)!;
     let args: unknown;
     try {
@@ -100,7 +100,7 @@ function turnRequest(
   return next;
 }
 
-function expectJson(outcome: ChatOutcome): JsonOutcome {
+function expectJson(outcome: TextOutcome): JsonOutcome {
   if (outcome.kind !== 'json') throw errors.internal();
   return outcome;
 }

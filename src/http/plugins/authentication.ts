@@ -1,6 +1,6 @@
 /**
  * Authentication hooks: `authenticateCaller` (proxy routes and /mcp) resolves `request.caller` from the
- * bearer key before the body is read; `authenticateAdmin` (/ui/api) resolves `request.adminActor`.
+ * bearer key before the body is read (`authenticateCallerOrApiKey` also reads `x-api-key`, for /v1/messages); `authenticateAdmin` (/ui/api) resolves `request.adminActor`.
  */
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
@@ -18,6 +18,8 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     authenticateCaller: onRequestAsyncHookHandler;
+    /** As authenticateCaller, also taking the key from `x-api-key` (the Anthropic SDK sends it there). */
+    authenticateCallerOrApiKey: onRequestAsyncHookHandler;
     authenticateAdmin: onRequestAsyncHookHandler;
   }
 }
@@ -31,6 +33,13 @@ export const authenticationPlugin = fp(
     app.decorateRequest('adminActor', null as never);
     app.decorate('authenticateCaller', async (request: FastifyRequest) => {
       request.caller = await authenticator.authenticate(request.headers.authorization);
+    });
+    app.decorate('authenticateCallerOrApiKey', async (request: FastifyRequest) => {
+      const apiKey = request.headers['x-api-key'];
+      const authorization =
+        request.headers.authorization ??
+        (typeof apiKey === 'string' && apiKey ? `Bearer ${apiKey}` : undefined);
+      request.caller = await authenticator.authenticate(authorization);
     });
     app.decorate('authenticateAdmin', async (request: FastifyRequest) => {
       const retryAfter = throttle.retryAfterSeconds(request.ip);

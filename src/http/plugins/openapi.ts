@@ -23,6 +23,13 @@ export const openApiPlugin = fp(
         components: {
           securitySchemes: {
             apiKey: { type: 'http', scheme: 'bearer', description: 'An API key from POST /ui/api/keys.' },
+            anthropicApiKey: {
+              type: 'apiKey',
+              in: 'header',
+              name: 'x-api-key',
+              description:
+                'The same API key in x-api-key, as the Anthropic SDK sends it (/v1/messages only).',
+            },
             masterKey: {
               type: 'http',
               scheme: 'bearer',

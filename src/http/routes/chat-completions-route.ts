@@ -1,12 +1,11 @@
-/** POST /v1/chat/completions: validate, hand to the proxy use case, write JSON or the event stream. */
+/** POST /v1/chat/completions: validate, hand to the text pipeline, write JSON or the event stream. */
 import Type from 'typebox';
 import { errors } from '../../lib/error-catalogue.ts';
 import { decodeChatRequest } from '../../wire/chat/decode-chat-request.ts';
-import { encodeChatStreamError } from '../../wire/chat/encode-chat-stream.ts';
+import { encodeChatStream, encodeChatStreamError } from '../../wire/chat/encode-chat-stream.ts';
 import type { App, AppDependencies } from '../app-types.ts';
-import { callerSignal } from '../caller-signal.ts';
-import { writeEventStream } from '../event-stream.ts';
 import { callerSecurity } from '../schemas/common-schemas.ts';
+import { answerText } from '../text-route.ts';
 
 /** The documented core of the request; every other chat-completions field passes through untouched. */
 const ChatCompletionBody = Type.Object(
@@ -26,12 +25,14 @@ const ChatCompletionBody = Type.Object(
 /** Ends a stream still open when a shutdown's grace period runs out (no [DONE]: the answer is incomplete). */
 const CUT_EVENT = encodeChatStreamError(errors.notReady());
 
-export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencies, 'chat'>): void {
+const endpoint = { path: '/v1/chat/completions' };
+
+export function registerChatCompletionsRoute(app: App, deps: Pick<AppDependencies, 'text'>): void {
   // LiteLLM also serves its OpenAI routes without the /v1 prefix; clients configured for it keep working.
   for (const url of ['/v1/chat/completions', '/chat/completions']) registerChatRoute(app, deps, url);
 }
 
-function registerChatRoute(app: App, deps: Pick<AppDependencies, 'chat'>, url: string): void {
+function registerChatRoute(app: App, deps: Pick<AppDependencies, 'text'>, url: string): void {
   app.post(
     url,
     {
@@ -45,28 +46,13 @@ function registerChatRoute(app: App, deps: Pick<AppDependencies, 'chat'>, url: s
     },
     async (request, reply) => {
       const chatRequest = decodeChatRequest(request.body);
-      const signal = callerSignal(reply);
-      const bodyBytes = Number(request.headers['content-length'] ?? 0) || JSON.stringify(request.body).length;
-      const outcome = await deps.chat.run(chatRequest, {
-        bodyBytes,
-        caller: request.caller,
-        headers: request.headers,
-        signal,
-        requestId: request.id,
-      });
-      const headers = {
-        ...outcome.headers,
-        'x-request-id': request.id,
-        'x-switchboard-deployment': outcome.deploymentId,
-        'x-switchboard-attempts': String(outcome.attempts),
-      };
-      if (outcome.kind === 'json') return reply.headers(headers).type('application/json').send(outcome.json);
-      await writeEventStream(reply, headers, outcome.events, signal, {
-        streams: app.openStreams,
+      const includeUsage = chatRequest.stream_options?.include_usage === true;
+      return answerText(app, deps.text, request, reply, chatRequest, {
+        endpoint,
+        encodeJson: (response, json) => json ?? JSON.stringify(response),
+        encodeStream: (chunks) => encodeChatStream(chunks, includeUsage),
         cutEvent: CUT_EVENT,
       });
-      reply.recordResponse(200);
-      return reply;
     },
   );
 }

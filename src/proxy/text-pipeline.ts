@@ -1,11 +1,14 @@
 /**
- * The chat-completions use case: resolve the model for the caller, admit the request (rate limits),
- * route it, and hand back either the answer or the encoded stream. Stream content is forwarded as it
- * arrives; the terminal `[DONE]` is written only after the stream finished cleanly. A request with MCP
- * tools is admitted once and runs all its model turns inside that admission. Records request, latency
- * and token metrics.
+ * The one request pipeline behind every text endpoint (chat, completions, responses, messages): resolve
+ * the model for the caller, admit the request (rate limits), route it, and hand back the canonical
+ * answer or the canonical chunk stream, which `wire/<format>/` encodes for the caller. A stream's
+ * iterator completes only after the answer's accounting settled, so an encoder writes its terminal
+ * marker after it (spec proxy rule 5); a failure after content is thrown as a GatewayError for the
+ * encoder's in-band error. A request with MCP tools is admitted once and runs all its model turns
+ * inside that admission. Records request, latency and token metrics.
  */
 import { type Caller, mayUseModel } from '../canonical/caller.ts';
+import type { StreamChunk } from '../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
 import type { Usage } from '../canonical/usage.ts';
@@ -17,11 +20,10 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
 import type { Router, StartedStream } from '../routing/router.ts';
 import { upstreamFailure } from '../routing/upstream-failure.ts';
-import { DONE_EVENT, encodeChatChunk, encodeChatStreamError } from '../wire/chat/encode-chat-stream.ts';
 import type { McpToolLoop } from './mcp-tool-loop.ts';
 import { RequestCharge } from './request-charge.ts';
 
-export interface ChatContext {
+export interface TextContext {
   caller: Caller;
   signal: AbortSignal;
   requestId: string;
@@ -38,11 +40,20 @@ interface OutcomeMeta {
   headers: Readonly<Record<string, string>>;
 }
 
-export type ChatOutcome =
-  | ({ kind: 'json'; json: string; response: ChatCompletion } & OutcomeMeta)
-  | ({ kind: 'stream'; events: AsyncIterable<string> } & OutcomeMeta);
+export type TextOutcome =
+  | ({ kind: 'json'; response: ChatCompletion; /** The answer as chat-completions JSON, when at hand. */ json?: string } & OutcomeMeta)
+  /** Every chunk, usage-only ones included; completes after accounting, throws a GatewayError on failure. */
+  | ({ kind: 'stream'; chunks: AsyncIterable<StreamChunk> } & OutcomeMeta);
 
-export interface ChatCompletionsOptions {
+/** The public endpoint a request came in on, for model-mode checks and messages. */
+export interface TextEndpoint {
+  path: string;
+}
+
+/** `model_info.mode` values whose groups the text endpoints serve (all through the canonical chat model). */
+const TEXT_MODES: ReadonlySet<string> = new Set(['chat', 'completion', 'responses']);
+
+export interface TextPipelineOptions {
   registry: ModelRegistry;
   router: Router;
   admission: CallerAdmission;
@@ -54,16 +65,16 @@ export interface ChatCompletionsOptions {
   mcpTools?: McpToolLoop;
 }
 
-export class ChatCompletions {
-  private readonly options: ChatCompletionsOptions;
+export class TextPipeline {
+  private readonly options: TextPipelineOptions;
 
-  constructor(options: ChatCompletionsOptions) {
+  constructor(options: TextPipelineOptions) {
     this.options = options;
   }
 
-  async run(request: ChatRequest, context: ChatContext): Promise<ChatOutcome> {
+  async run(request: ChatRequest, context: TextContext, endpoint: TextEndpoint): Promise<TextOutcome> {
     const started = performance.now();
-    const group = this.resolve(request.model, context.caller);
+    const group = this.resolve(request.model, context.caller, endpoint);
     const { mcpTools } = this.options;
     const charge = await this.admit(request, group, context, started);
     if (!mcpTools?.handles(request)) return this.call(request, group, context, charge, started, true);
@@ -79,18 +90,18 @@ export class ChatCompletions {
     }
   }
 
-  private resolve(model: string, caller: Caller): ModelGroup {
+  private resolve(model: string, caller: Caller, endpoint: TextEndpoint): ModelGroup {
     const group = this.options.registry.group(model);
     if (!group) throw errors.modelNotFound(model);
     if (!mayUseModel(caller, model)) throw errors.modelNotAllowed(model);
-    if (group.mode !== 'chat') throw errors.wrongEndpointForModel(model, group.mode, '/v1/chat/completions');
+    if (!TEXT_MODES.has(group.mode)) throw errors.wrongEndpointForModel(model, group.mode, endpoint.path);
     return group;
   }
 
   private async admit(
     request: ChatRequest,
     group: ModelGroup,
-    context: ChatContext,
+    context: TextContext,
     started: number,
   ): Promise<RequestCharge> {
     const { admission, capacity } = this.options;
@@ -114,11 +125,11 @@ export class ChatCompletions {
   private async call(
     request: ChatRequest,
     group: ModelGroup,
-    context: ChatContext,
+    context: TextContext,
     charge: RequestCharge,
     started: number,
     ownsCharge: boolean,
-  ): Promise<ChatOutcome> {
+  ): Promise<TextOutcome> {
     const { router, metrics } = this.options;
     const model = request.model;
     // The deadline covers routing and retries up to the answer, or up to a stream's first chunk; after
@@ -136,8 +147,7 @@ export class ChatCompletions {
     };
     try {
       if (request.stream === true) {
-        const includeUsage = request.stream_options?.include_usage === true;
-        // Usage is always requested upstream so the gateway can account; the caller sees it only if asked.
+        // Usage is always requested upstream so the gateway can account; encoders decide what callers see.
         const upstreamRequest: ChatRequest = {
           ...request,
           stream_options: { ...request.stream_options, include_usage: true },
@@ -146,7 +156,7 @@ export class ChatCompletions {
         metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
         return {
           kind: 'stream',
-          events: this.streamEvents(routed.value, includeUsage, model, routed.deployment, started, charge),
+          chunks: this.streamChunks(routed.value, model, routed.deployment, started, charge),
           deploymentId: routed.deployment.id,
           attempts: routed.attempts,
           headers: charge.ticket.headers,
@@ -159,8 +169,8 @@ export class ChatCompletions {
       this.finish(model, 200, started);
       return {
         kind: 'json',
-        json: json ?? JSON.stringify(response),
         response,
+        ...(json !== undefined ? { json } : {}),
         deploymentId: routed.deployment.id,
         attempts: routed.attempts,
         headers: charge.ticket.headers,
@@ -176,36 +186,33 @@ export class ChatCompletions {
     }
   }
 
-  private async *streamEvents(
+  private async *streamChunks(
     started: StartedStream,
-    includeUsage: boolean,
     model: string,
     deployment: Deployment,
     startedAt: number,
     charge: RequestCharge,
-  ): AsyncGenerator<string> {
+  ): AsyncGenerator<StreamChunk> {
     const { first, rest } = started;
     let usage = first.usage;
     let ended = false;
     try {
-      if (includeUsage || !first.usageOnly) yield encodeChatChunk(first);
+      yield first;
       for (;;) {
         const next = await rest.next();
         if (next.done) break;
         const chunk = next.value;
         if (chunk.usage) usage = chunk.usage;
-        if (chunk.usageOnly && !includeUsage) continue;
-        yield encodeChatChunk(chunk);
+        yield chunk;
       }
       ended = true;
     } catch (error) {
-      // Content was already sent: no retry; one in-band error and no [DONE] marks the answer incomplete.
+      // Content was already sent: no retry; the encoder ends the stream with an in-band error, no marker.
       ended = true;
       const failure = upstreamFailure(error, model);
       charge.settle();
       this.finish(model, failure.status, startedAt);
-      yield encodeChatStreamError(failure);
-      return;
+      throw failure;
     } finally {
       if (!ended) {
         // The caller left mid-stream: stop the upstream call and free the slot.
@@ -218,7 +225,6 @@ export class ChatCompletions {
     // Spec: the answer's accounting is awaited before the terminal marker (failures are only logged).
     await charge.settle();
     this.finish(model, 200, startedAt);
-    yield DONE_EVENT;
   }
 
   private answered(
