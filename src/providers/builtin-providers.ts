@@ -1,6 +1,7 @@
 /** The providers this build ships, by name (LiteLLM's names for OpenAI-compatible servers included). */
 import { anthropicProvider } from './anthropic/index.ts';
 import { azureProvider } from './azure/index.ts';
+import { bedrockProvider } from './bedrock/index.ts';
 import { fakeProvider } from './fake/index.ts';
 import { openAiCompatibleProviders } from './openai/index.ts';
 import { ProviderRegistry } from './provider-registry.ts';
@@ -9,6 +10,7 @@ export function builtinProviders(): ProviderRegistry {
   return new ProviderRegistry([
     ['fake', fakeProvider],
     ['azure', azureProvider],
+    ['bedrock', bedrockProvider],
     ['anthropic', anthropicProvider],
     ...openAiCompatibleProviders(),
   ]);

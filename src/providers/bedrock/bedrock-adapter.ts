@@ -1,0 +1,166 @@
+/**
+ * The Bedrock ProviderAdapter: canonical requests go to Converse (`/model/{id}/converse`) or
+ * ConverseStream (`/model/{id}/converse-stream`), SigV4-signed per request; answers come back as
+ * canonical completions and chunks.
+ */
+import type { StreamChunk } from '../../canonical/chat-chunk.ts';
+import type { ChatRequest } from '../../canonical/chat-request.ts';
+import {
+  type AttemptContext,
+  type CompletionResult,
+  type DeploymentSettings,
+  type ProviderAdapter,
+  timeLeft,
+} from '../provider-adapter.ts';
+import { FirstChunkTimeoutError, sendUpstream, type UpstreamResponse } from '../send-upstream.ts';
+import { classifyTransportError, LocalFailure, UpstreamError } from '../upstream-error.ts';
+import { UpstreamPool } from '../upstream-pool.ts';
+import { classifyBedrockError } from './bedrock-errors.ts';
+import { BEDROCK_DEFAULT_PARAMS, type BedrockEndpoint, bedrockEndpoint } from './bedrock-settings.ts';
+import { BedrockSigner, type CredentialSource } from './bedrock-signer.ts';
+import { converseChunks } from './converse-stream.ts';
+import { fromConverseResponse, isConverseAnswer } from './from-converse-response.ts';
+import { toConverseRequest } from './to-converse-request.ts';
+
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+const EVENT_STREAM = 'application/vnd.amazon.eventstream';
+
+export class BedrockAdapter implements ProviderAdapter {
+  private readonly settings: DeploymentSettings;
+  private readonly endpoint: BedrockEndpoint;
+  private readonly pool: UpstreamPool;
+  private readonly signer: BedrockSigner;
+  private readonly defaults: Readonly<Record<string, unknown>>;
+  /** `/model/<encoded id>` under the endpoint's base path. */
+  private readonly modelPath: string;
+
+  /** `credentialSource` replaces the default AWS chain when no credentials are configured (tests). */
+  constructor(settings: DeploymentSettings, credentialSource?: CredentialSource) {
+    this.settings = settings;
+    this.endpoint = bedrockEndpoint(settings.model, settings.params);
+    this.pool = new UpstreamPool(this.endpoint.origin, settings);
+    this.signer = new BedrockSigner(this.endpoint, credentialSource);
+    const defaults: Record<string, unknown> = {};
+    for (const name of BEDROCK_DEFAULT_PARAMS)
+      if (settings.params[name] !== undefined) defaults[name] = settings.params[name];
+    this.defaults = Object.freeze(defaults);
+    this.modelPath = `${this.endpoint.basePath}/model/${encodeURIComponent(this.endpoint.modelId)}`;
+  }
+
+  async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
+    const { body, jsonToolName } = toConverseRequest(request, this.defaults);
+    const response = await this.send('converse', JSON.stringify(body), context, 'application/json', false);
+    if (response.status >= 400) throw await classifyBedrockError(response);
+    let text: string;
+    try {
+      text = await response.text(MAX_RESPONSE_BYTES);
+    } catch (error) {
+      throw classifyTransportError(error);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw protocolError('the upstream answered with malformed JSON');
+    }
+    if (!isConverseAnswer(parsed)) throw protocolError('the upstream answer is not a Converse response');
+    const meta = this.answerMeta(response, context, jsonToolName);
+    return { response: fromConverseResponse(parsed, meta) };
+  }
+
+  async *stream(request: ChatRequest, context: AttemptContext): AsyncGenerator<StreamChunk> {
+    const { body, jsonToolName } = toConverseRequest(request, this.defaults);
+    const response = await this.send('converse-stream', JSON.stringify(body), context, EVENT_STREAM, true);
+    try {
+      if (response.status >= 400) throw await classifyBedrockError(response);
+      if (!String(response.headers['content-type'] ?? '').includes(EVENT_STREAM))
+        throw protocolError('the upstream did not answer with an event stream');
+      // Until the first event the request deadline applies, as for every streaming adapter.
+      const waitMs = timeLeft(context.deadline, this.settings.timeouts.totalMs);
+      let firstChunkTimer: NodeJS.Timeout | undefined = setTimeout(
+        () => response.abort(new FirstChunkTimeoutError(waitMs)),
+        waitMs,
+      );
+      try {
+        for await (const chunk of converseChunks(
+          response.body,
+          this.answerMeta(response, context, jsonToolName),
+        )) {
+          if (firstChunkTimer) firstChunkTimer = void clearTimeout(firstChunkTimer);
+          yield chunk;
+        }
+      } catch (error) {
+        throw classifyTransportError(error);
+      } finally {
+        clearTimeout(firstChunkTimer);
+      }
+    } finally {
+      response.cancel();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private answerMeta(response: UpstreamResponse, context: AttemptContext, jsonToolName: string | undefined) {
+    const requestId = response.headers['x-amzn-requestid'];
+    const id = typeof requestId === 'string' && requestId ? requestId : context.requestId;
+    return {
+      id: `chatcmpl-${id}`,
+      created: Math.floor(Date.now() / 1000),
+      model: this.endpoint.modelId,
+      jsonToolName,
+    };
+  }
+
+  private async send(
+    operation: 'converse' | 'converse-stream',
+    body: string,
+    context: AttemptContext,
+    accept: string,
+    streaming: boolean,
+  ): Promise<UpstreamResponse> {
+    const path = `${this.modelPath}/${operation}`;
+    const headers = await this.sign(path, body, context, accept);
+    const { timeouts } = this.settings;
+    try {
+      return await sendUpstream({
+        dispatcher: this.pool.dispatcher,
+        path,
+        headers,
+        body,
+        signal: context.signal,
+        poolTimeoutMs: timeouts.poolMs,
+        headersTimeoutMs: timeLeft(context.deadline, streaming ? timeouts.streamIdleMs : timeouts.headersMs),
+        bodyTimeoutMs: streaming ? timeouts.streamIdleMs : timeouts.totalMs,
+        ...(streaming ? {} : { totalTimeoutMs: timeLeft(context.deadline, timeouts.totalMs) }),
+      });
+    } catch (error) {
+      throw classifyTransportError(error);
+    }
+  }
+
+  private async sign(
+    path: string,
+    body: string,
+    context: AttemptContext,
+    accept: string,
+  ): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { ...this.endpoint.headers };
+    for (const [name, value] of Object.entries(context.forwardedHeaders ?? {}))
+      headers[name.toLowerCase()] = value;
+    headers['content-type'] = 'application/json';
+    headers.accept = accept;
+    try {
+      return await this.signer.sign(path, headers, body);
+    } catch (error) {
+      if (error instanceof UpstreamError) throw error;
+      throw new LocalFailure(error);
+    }
+  }
+}
+
+function protocolError(message: string): UpstreamError {
+  return new UpstreamError({ kind: 'protocol', retryable: true, message });
+}

@@ -1,0 +1,195 @@
+/**
+ * A fake Bedrock runtime on 127.0.0.1:0: a real node:http server that verifies each request's SigV4
+ * signature, records what it received and answers Converse / ConverseStream in the real wire formats,
+ * driven by a queue of scenarios (STYLE convention 14).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type {
+  FakeNativeUpstream,
+  NativeScenario,
+  RecordedNativeRequest,
+} from '../../support/translating-adapter-suite.ts';
+import {
+  converseAnswer,
+  encodeEvent,
+  type FakeEvent,
+  startEventStream,
+  textEvents,
+  toolEvents,
+  writeError,
+  writeJson,
+} from './fake-bedrock-answers.ts';
+import { type FakeAwsAccount, verifySignature } from './sigv4-verifier.ts';
+
+export const FAKE_ACCOUNT: FakeAwsAccount = {
+  accessKeyId: 'AKIAFAKEBEDROCK00001',
+  secretAccessKey: 'fake/bedrock+secret/key0000000000000000',
+  region: 'us-east-1',
+};
+
+/** Scenarios only Bedrock has, besides the suite's. */
+export type BedrockScenario =
+  | NativeScenario
+  /** These events as a ConverseStream (or, for a JSON request, a 400). */
+  | { kind: 'events'; events: FakeEvent[] }
+  /** These bytes as a ConverseStream body, unchanged (corrupt or oversize frames). */
+  | { kind: 'raw-stream'; bytes: Uint8Array }
+  /** This Converse JSON answer, unchanged. */
+  | { kind: 'raw-json'; body: object };
+
+export class FakeBedrockServer implements FakeNativeUpstream {
+  readonly requests: RecordedNativeRequest[] = [];
+  /** Requests refused for their signature, with the reason. */
+  readonly refused: string[] = [];
+  private readonly queue: BedrockScenario[] = [];
+  private server: Server | undefined;
+  private readonly responses = new Set<ServerResponse>();
+
+  static async start(): Promise<FakeBedrockServer> {
+    const fake = new FakeBedrockServer();
+    fake.server = createServer((request, response) => void fake.handle(request, response));
+    await new Promise<void>((resolve) => fake.server!.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  get origin(): string {
+    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  enqueue(...scenarios: BedrockScenario[]): void {
+    this.queue.push(...scenarios);
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.refused.length = 0;
+    this.queue.length = 0;
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.responses) response.destroy();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const verdict = await verifySignature(
+      FAKE_ACCOUNT,
+      { method: request.method ?? '', url: request.url ?? '', headers: request.headers },
+      raw,
+    );
+    if (!verdict.ok) {
+      this.refused.push(verdict.reason);
+      writeError(response, 403, 'The request signature we calculated does not match', verdict.errorType);
+      return;
+    }
+    const recorded: RecordedNativeRequest = {
+      method: request.method ?? '',
+      path: request.url ?? '',
+      headers: request.headers,
+      body: JSON.parse(raw.toString('utf8')),
+      aborted: false,
+    };
+    this.requests.push(recorded);
+    this.responses.add(response);
+    response.on('close', () => {
+      if (!response.writableFinished) recorded.aborted = true;
+      this.responses.delete(response);
+    });
+    const streaming = /\/converse-stream$/.test(recorded.path);
+    const scenario = this.queue.shift() ?? { kind: 'text', text: `echo: ${lastUserText(recorded.body)}` };
+    await play(scenario, recorded.body, streaming, response);
+  }
+}
+
+async function play(
+  scenario: BedrockScenario,
+  body: any,
+  streaming: boolean,
+  response: ServerResponse,
+): Promise<void> {
+  switch (scenario.kind) {
+    case 'hang':
+      return;
+    case 'garbage':
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<html>not bedrock</html>');
+      return;
+    case 'error':
+      writeError(response, scenario.status, `upstream detail: ${scenario.secret ?? 'no secret'}`);
+      return;
+    case 'raw-json':
+      writeJson(response, scenario.body);
+      return;
+    case 'raw-stream':
+      startEventStream(response);
+      response.end(scenario.bytes);
+      return;
+    case 'break-stream': {
+      startEventStream(response);
+      const events = textEvents(
+        Array.from({ length: 10 }, (_, index) => `part${index} `).join(''),
+        'end_turn',
+      );
+      for (const event of events.slice(0, 1 + scenario.chunksBeforeFailure))
+        response.write(encodeEvent(event));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      response.destroy();
+      return;
+    }
+    default:
+      return answer(scenario, body, streaming, response);
+  }
+}
+
+async function answer(
+  scenario: Extract<BedrockScenario, { kind: 'text' | 'tool-call' | 'json' | 'events' }>,
+  body: any,
+  streaming: boolean,
+  response: ServerResponse,
+): Promise<void> {
+  if (scenario.kind === 'events') {
+    if (!streaming) return writeError(response, 400, 'events scenario needs a stream request');
+    startEventStream(response);
+    for (const event of scenario.events) response.write(encodeEvent(event));
+    response.end();
+    return;
+  }
+  const toolName =
+    scenario.kind === 'json' ? forcedTool(body) : scenario.kind === 'tool-call' ? scenario.name : '';
+  const input =
+    scenario.kind === 'json' ? scenario.value : scenario.kind === 'tool-call' ? scenario.arguments : {};
+  const stopReason =
+    scenario.kind === 'text' ? (scenario.finish === 'length' ? 'max_tokens' : 'end_turn') : 'tool_use';
+  if (!streaming) {
+    const content =
+      scenario.kind === 'text'
+        ? [{ text: scenario.text }]
+        : [{ toolUse: { toolUseId: 'tooluse_fake0001', name: toolName, input } }];
+    return writeJson(response, converseAnswer(content, stopReason));
+  }
+  const events =
+    scenario.kind === 'text'
+      ? textEvents(scenario.text, stopReason)
+      : toolEvents('tooluse_fake0001', toolName, input);
+  startEventStream(response);
+  for (const event of events) {
+    if (response.destroyed) return;
+    response.write(encodeEvent(event));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  response.end();
+}
+
+/** The structured-output tool the request forces (`toolChoice: {tool: {name}}`). */
+function forcedTool(body: any): string {
+  return body.toolConfig?.toolChoice?.tool?.name ?? 'missing_forced_tool';
+}
+
+function lastUserText(body: any): string {
+  const user = [...(body.messages ?? [])].reverse().find((message: any) => message.role === 'user');
+  return (user?.content ?? []).map((block: any) => block.text ?? '').join('');
+}
