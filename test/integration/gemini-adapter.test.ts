@@ -13,53 +13,16 @@ import { geminiProvider } from '../../src/providers/gemini/index.ts';
 import type { ProviderAdapter } from '../../src/providers/provider-adapter.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
 import { buildModelRegistry, deploymentProblems } from '../../src/routing/model-registry.ts';
-import { FakeGeminiServer } from '../fakes/gemini/fake-gemini-server.ts';
+import { FakeGeminiServer, readFixture } from '../fakes/gemini/fake-gemini-server.ts';
+import { geminiRequestView } from '../fakes/gemini/gemini-request-view.ts';
 import { settingsFor } from '../support/provider-adapter-suite.ts';
-import {
-  type NativePart,
-  type NativeRequestView,
-  type RecordedNativeRequest,
-  runTranslatingAdapterSuite,
-} from '../support/translating-adapter-suite.ts';
+import { runTranslatingAdapterSuite } from '../support/translating-adapter-suite.ts';
 
 const params = (origin: string) => ({
   model: 'upstream-model',
   api_base: origin,
   api_key: 'gemini-test-key',
 });
-
-function view(seen: RecordedNativeRequest): NativeRequestView {
-  const body = seen.body;
-  const parts: NativePart[] = [];
-  for (const content of body.contents ?? []) {
-    const role = content.role === 'model' ? 'assistant' : 'user';
-    for (const part of content.parts ?? []) {
-      if (typeof part.text === 'string') parts.push({ role, text: part.text });
-      else if (part.functionCall)
-        parts.push({ role, toolCall: { name: part.functionCall.name, arguments: part.functionCall.args } });
-      else if (part.functionResponse) {
-        const content = part.functionResponse.response?.content;
-        parts.push({
-          role,
-          toolResult: {
-            name: part.functionResponse.name,
-            content: typeof content === 'string' ? content : JSON.stringify(content),
-          },
-        });
-      }
-    }
-  }
-  const config = body.generationConfig ?? {};
-  return {
-    system: body.systemInstruction?.parts?.map((part: { text: string }) => part.text).join('\n'),
-    parts,
-    tools: (body.tools ?? []).flatMap((tool: any) => tool.functionDeclarations.map((fn: any) => fn.name)),
-    maxTokens: config.maxOutputTokens,
-    temperature: config.temperature,
-    stop: config.stopSequences,
-    jsonSchema: config.responseJsonSchema,
-  };
-}
 
 runTranslatingAdapterSuite({
   name: 'gemini',
@@ -76,7 +39,7 @@ runTranslatingAdapterSuite({
     expect(seen.headers['x-goog-api-key']).toBe('gemini-test-key');
     expect(seen.headers.accept).toBe(streaming ? 'text/event-stream' : 'application/json');
   },
-  view,
+  view: geminiRequestView,
   expectedUsage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
   keepsToolCallIds: false,
   sendsRetryAfter: true,
@@ -127,14 +90,7 @@ describe('gemini adapter: what only Gemini answers', () => {
   });
 
   it('refuses a blocked prompt on a stream the same way', async () => {
-    const blocked = JSON.stringify(
-      JSON.parse(
-        (await import('node:fs')).readFileSync(
-          new URL('../fakes/gemini/fixtures/prompt-blocked.json', import.meta.url),
-          'utf8',
-        ),
-      ),
-    );
+    const blocked = JSON.stringify(JSON.parse(readFixture('prompt-blocked.json')));
     upstream.enqueue({
       kind: 'raw',
       status: 200,
