@@ -3,6 +3,7 @@ import { anthropicProvider } from './anthropic/index.ts';
 import { azureProvider } from './azure/index.ts';
 import { bedrockProvider } from './bedrock/index.ts';
 import { fakeProvider } from './fake/index.ts';
+import { geminiProvider } from './gemini/index.ts';
 import { openAiCompatibleProviders } from './openai/index.ts';
 import { ProviderRegistry } from './provider-registry.ts';
 
@@ -11,6 +12,7 @@ export function builtinProviders(): ProviderRegistry {
     ['fake', fakeProvider],
     ['azure', azureProvider],
     ['bedrock', bedrockProvider],
+    ['gemini', geminiProvider],
     ['anthropic', anthropicProvider],
     ...openAiCompatibleProviders(),
   ]);
