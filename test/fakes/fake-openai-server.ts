@@ -150,7 +150,11 @@ async function play(scenario: Scenario, body: any, response: ServerResponse): Pr
 }
 
 function answerText(scenario: Extract<Scenario, { kind: 'answer' }>, body: any): string {
-  return scenario.text ?? `echo: ${body.messages?.at(-1)?.content ?? ''}`;
+  const content = body.messages?.at(-1)?.content ?? '';
+  const text = Array.isArray(content)
+    ? content.map((part: { text?: string }) => part.text ?? '').join('')
+    : String(content);
+  return scenario.text ?? `echo: ${text}`;
 }
 
 function usageOf(body: any, text: string) {
@@ -198,12 +202,31 @@ async function stream(
   const text = answerText(scenario, body);
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   response.write(sse(chunk(body, { role: 'assistant', content: '' })));
-  for (const word of text.split(/(?<=\s)/)) {
-    if (response.destroyed) return;
-    if (scenario.chunkDelayMs) await delay(scenario.chunkDelayMs);
-    response.write(sse(chunk(body, { content: word })));
+  if (scenario.toolCalls) {
+    // Each call as OpenAI streams it: id and name first, then the arguments in two pieces.
+    scenario.toolCalls.forEach((call, index) => {
+      const half = Math.floor(call.arguments.length / 2);
+      response.write(
+        sse(
+          chunk(body, {
+            tool_calls: [
+              { index, id: `call_${index}`, type: 'function', function: { name: call.name, arguments: '' } },
+            ],
+          }),
+        ),
+      );
+      for (const piece of [call.arguments.slice(0, half), call.arguments.slice(half)])
+        response.write(sse(chunk(body, { tool_calls: [{ index, function: { arguments: piece } }] })));
+    });
+    response.write(sse(chunk(body, {}, 'tool_calls')));
+  } else {
+    for (const word of text.split(/(?<=\s)/)) {
+      if (response.destroyed) return;
+      if (scenario.chunkDelayMs) await delay(scenario.chunkDelayMs);
+      response.write(sse(chunk(body, { content: word })));
+    }
+    response.write(sse(chunk(body, {}, 'stop')));
   }
-  response.write(sse(chunk(body, {}, 'stop')));
   if (body.stream_options?.include_usage) {
     response.write(
       sse({
