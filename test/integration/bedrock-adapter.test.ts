@@ -3,6 +3,7 @@
  * conformance suite, then what only Bedrock has (signing, stream exceptions and frame bounds, cache
  * usage, credentials, LiteLLM configuration files).
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StreamChunk } from '../../src/canonical/chat-chunk.ts';
 import type { ChatRequest } from '../../src/canonical/chat-request.ts';
@@ -14,10 +15,15 @@ import { builtinProviders } from '../../src/providers/builtin-providers.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
 import { buildModelRegistry, deploymentProblems } from '../../src/routing/model-registry.ts';
 import { bedrockRequestView } from '../fakes/bedrock/bedrock-request-view.ts';
-import { converseAnswer, encodeEvent, FAKE_REQUEST_ID } from '../fakes/bedrock/fake-bedrock-answers.ts';
+import { encodeEvent, FAKE_REQUEST_ID } from '../fakes/bedrock/fake-bedrock-answers.ts';
 import { FAKE_ACCOUNT, FakeBedrockServer } from '../fakes/bedrock/fake-bedrock-server.ts';
 import { settingsFor } from '../support/provider-adapter-suite.ts';
 import { runTranslatingAdapterSuite } from '../support/translating-adapter-suite.ts';
+
+/** A fixture of test/fakes/bedrock/fixtures/ (written for these tests, in Bedrock's wire shapes). */
+function fixture<T = any>(name: string): T {
+  return JSON.parse(readFileSync(new URL(`../fakes/bedrock/fixtures/${name}`, import.meta.url), 'utf8'));
+}
 
 const params = (origin: string, overrides: Record<string, unknown> = {}) => ({
   model: 'upstream-model',
@@ -138,30 +144,39 @@ describe('bedrock adapter: what only Bedrock has', () => {
   });
 
   it('reads reasoning and prompt-cache counts from a Converse answer', async () => {
-    upstream.enqueue({
-      kind: 'raw-json',
-      body: {
-        ...converseAnswer(
-          [{ reasoningContent: { reasoningText: { text: 'thinking', signature: 'sig' } } }, { text: 'done' }],
-          'end_turn',
-        ),
-        usage: {
-          inputTokens: 5,
-          outputTokens: 3,
-          totalTokens: 18,
-          cacheReadInputTokens: 6,
-          cacheWriteInputTokens: 4,
-        },
-      },
-    });
+    upstream.enqueue({ kind: 'raw-json', body: fixture('converse-reasoning-cache.json') });
     const { response } = await adapter.complete(simple, context());
-    expect(response.choices[0]!.message).toMatchObject({ content: 'done', reasoning_content: 'thinking' });
+    expect(response.choices[0]!.message).toMatchObject({
+      content: 'Hello, Ada.',
+      reasoning_content: 'The user wants a greeting.',
+    });
     expect(response.usage).toEqual({
       prompt_tokens: 15,
       completion_tokens: 3,
       total_tokens: 18,
       prompt_tokens_details: { cached_tokens: 6, cache_creation_tokens: 4 },
     });
+  });
+
+  it('streams text, then two tool calls numbered 0 and 1, then the usage of the metadata event', async () => {
+    upstream.enqueue({ kind: 'events', events: fixture('text-then-two-tools.events.json') });
+    const chunks = await collect(adapter.stream({ ...simple, stream: true }, context()));
+    expect(chunks.map((chunk) => chunk.chunk.choices[0]?.delta.content ?? '').join('')).toBe(
+      'Checking both cities.',
+    );
+    const calls = new Map<number, { id?: string; arguments: string }>();
+    for (const delta of chunks.flatMap((chunk) => chunk.chunk.choices[0]?.delta.tool_calls ?? [])) {
+      const call = calls.get(delta.index) ?? { arguments: '' };
+      if (delta.id) call.id = delta.id;
+      call.arguments += delta.function?.arguments ?? '';
+      calls.set(delta.index, call);
+    }
+    expect([...calls]).toEqual([
+      [0, { id: 'tooluse_paris01', arguments: '{"city":"Paris"}' }],
+      [1, { id: 'tooluse_oslo02', arguments: '{"city":"Oslo"}' }],
+    ]);
+    expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 40, completion_tokens: 25, total_tokens: 65 });
+    expect(chunks.at(-2)!.chunk.choices[0]!.finish_reason).toBe('tool_calls');
   });
 
   it('fails a stream on an exception frame, retryable for throttling and not for validation', async () => {
