@@ -4,8 +4,8 @@ import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
 import { rpcErrors } from '../mcp/json-rpc-error.ts';
 import type { ToolCallInput, ToolExecutor } from '../mcp/tool-executor.ts';
-import type { TextOutcome } from './text-pipeline.ts';
 import { McpToolLoop } from './mcp-tool-loop.ts';
+import type { TextOutcome } from './text-pipeline.ts';
 
 const caller = { kind: 'api_key', keyId: 'k' } as Caller;
 const policy = { enabled: true, require_approval: 'never' } as never;

@@ -11,8 +11,8 @@ import type { Usage } from '../canonical/usage.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import { JsonRpcError } from '../mcp/json-rpc-error.ts';
 import type { ToolExecutor, ToolResult } from '../mcp/tool-executor.ts';
-import type { TextContext, TextOutcome } from './text-pipeline.ts';
 import { type OfferedMcpTools, offerMcpTools, usesMcpTools } from './mcp-chat-tools.ts';
+import type { TextContext, TextOutcome } from './text-pipeline.ts';
 
 /** One model turn through the ordinary chat path (admission, routing, retries, accounting). */
 export type CompleteTurn = (request: ChatRequest, context: TextContext) => Promise<TextOutcome>;

@@ -41,7 +41,11 @@ interface OutcomeMeta {
 }
 
 export type TextOutcome =
-  | ({ kind: 'json'; response: ChatCompletion; /** The answer as chat-completions JSON, when at hand. */ json?: string } & OutcomeMeta)
+  | ({
+      kind: 'json';
+      response: ChatCompletion /** The answer as chat-completions JSON, when at hand. */;
+      json?: string;
+    } & OutcomeMeta)
   /** Every chunk, usage-only ones included; completes after accounting, throws a GatewayError on failure. */
   | ({ kind: 'stream'; chunks: AsyncIterable<StreamChunk> } & OutcomeMeta);
 

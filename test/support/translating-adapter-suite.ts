@@ -271,9 +271,15 @@ export function runTranslatingAdapterSuite(adapterCase: TranslatingAdapterCase):
 
     it('streams a tool call: id and name first, arguments assembled from deltas, finish_reason tool_calls', async () => {
       upstream.enqueue({ kind: 'tool-call', name: 'get_weather', arguments: { city: 'Oslo', days: 3 } });
-      const chunks = await collect(adapter.stream({ ...simple, tools: [weatherTool], stream: true }, context()));
+      const chunks = await collect(
+        adapter.stream({ ...simple, tools: [weatherTool], stream: true }, context()),
+      );
       const deltas = chunks.flatMap((chunk) => chunk.chunk.choices[0]?.delta.tool_calls ?? []);
-      expect(deltas[0]).toMatchObject({ index: 0, id: expect.any(String), function: { name: 'get_weather' } });
+      expect(deltas[0]).toMatchObject({
+        index: 0,
+        id: expect.any(String),
+        function: { name: 'get_weather' },
+      });
       const assembled = deltas.map((delta) => delta.function?.arguments ?? '').join('');
       expect(JSON.parse(assembled)).toEqual({ city: 'Oslo', days: 3 });
       expect(finishReasons(chunks)).toEqual(['tool_calls']);
@@ -321,7 +327,8 @@ export function runTranslatingAdapterSuite(adapterCase: TranslatingAdapterCase):
       const received: StreamChunk[] = [];
       const error = await failure(
         (async () => {
-          for await (const chunk of adapter.stream({ ...simple, stream: true }, context())) received.push(chunk);
+          for await (const chunk of adapter.stream({ ...simple, stream: true }, context()))
+            received.push(chunk);
         })(),
       );
       expect(streamedText(received).length).toBeGreaterThan(0);
