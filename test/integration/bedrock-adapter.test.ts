@@ -179,6 +179,15 @@ describe('bedrock adapter: what only Bedrock has', () => {
     expect(chunks.at(-2)!.chunk.choices[0]!.finish_reason).toBe('tool_calls');
   });
 
+  it('reads a finished stream to its end, so the next call reuses the connection', async () => {
+    const single = new BedrockAdapter(settingsFor(params(upstream.origin), {}, 1));
+    await collect(single.stream({ ...simple, stream: true }, context()));
+    await collect(single.stream({ ...simple, stream: true }, context()));
+    await single.close();
+    expect(upstream.clientPorts).toHaveLength(2);
+    expect(upstream.clientPorts[1]).toBe(upstream.clientPorts[0]);
+  });
+
   it('fails a stream on an exception frame, retryable for throttling and not for validation', async () => {
     for (const [exception, retryable] of [
       ['throttlingException', true],

@@ -20,16 +20,20 @@ export interface StreamMeta {
 type Delta = ChatCompletionChunk['choices'][number]['delta'] & { reasoning_content?: string };
 type EventPayload = Record<string, unknown>;
 
+const DRAIN_WAIT_MS = 1_000;
+const DRAIN_MAX_BYTES = 65_536;
+
 export async function* converseChunks(
   body: AsyncIterable<Uint8Array>,
   meta: StreamMeta,
 ): AsyncGenerator<StreamChunk> {
   const frames = new EventStreamFrames();
   const mapper = new ConverseEventMapper(meta);
-  for await (const bytes of body) {
-    for (const message of frames.push(bytes)) {
+  const iterator = body[Symbol.asyncIterator]();
+  for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+    for (const message of frames.push(next.value)) {
       yield* mapper.map(eventOf(message));
-      if (mapper.done) return;
+      if (mapper.done) return drain(iterator);
     }
   }
   if (frames.incomplete || !mapper.stopped) {
@@ -38,6 +42,28 @@ export async function* converseChunks(
       retryable: true,
       message: 'the upstream stream ended before messageStop',
     });
+  }
+}
+
+/**
+ * Reads the end of a finished stream (nothing follows metadata) so the connection stays reusable; more
+ * than a few bytes, a failure or a second's silence there only gives up the connection.
+ */
+async function drain(iterator: AsyncIterator<Uint8Array>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const silence = new Promise<'silent'>((resolve) => {
+    timer = setTimeout(() => resolve('silent'), DRAIN_WAIT_MS);
+  });
+  try {
+    for (let bytes = 0; bytes < DRAIN_MAX_BYTES; ) {
+      const next = await Promise.race([iterator.next(), silence]);
+      if (next === 'silent' || next.done) return;
+      bytes += next.value.length;
+    }
+  } catch {
+    // The answer is complete; the adapter's cancel closes the connection.
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -42,6 +42,8 @@ export class FakeBedrockServer implements FakeNativeUpstream {
   readonly requests: RecordedNativeRequest[] = [];
   /** Requests refused for their signature, with the reason. */
   readonly refused: string[] = [];
+  /** The client port of each recorded request (the same port twice: a reused connection). */
+  readonly clientPorts: number[] = [];
   private readonly queue: BedrockScenario[] = [];
   private server: Server | undefined;
   private readonly responses = new Set<ServerResponse>();
@@ -64,6 +66,7 @@ export class FakeBedrockServer implements FakeNativeUpstream {
   reset(): void {
     this.requests.length = 0;
     this.refused.length = 0;
+    this.clientPorts.length = 0;
     this.queue.length = 0;
   }
 
@@ -95,6 +98,7 @@ export class FakeBedrockServer implements FakeNativeUpstream {
       aborted: false,
     };
     this.requests.push(recorded);
+    this.clientPorts.push(request.socket.remotePort ?? 0);
     this.responses.add(response);
     response.on('close', () => {
       if (!response.writableFinished) recorded.aborted = true;
