@@ -42,10 +42,18 @@ export interface StreamChunk {
   readonly usage: Usage | undefined;
   /** True for a usage-only chunk (no choices) that exists only because the gateway asked for usage. */
   readonly usageOnly: boolean;
+  /**
+   * For a request that went upstream in its native format (see `nativeBody`): the upstream's events
+   * that led to this chunk, as SSE text, so the caller's encoder can pass them through untouched. The
+   * stream's terminal event is never included: encoders write it after accounting.
+   */
+  native?: string;
 }
 
 /** A StreamChunk built from a chunk object (non-OpenAI upstreams and the fake provider). */
 export function chunkFromObject(chunk: ChatCompletionChunk, usage?: Usage): StreamChunk {
+  // The usage goes on the wire too: a chat caller that asked for it reads it from the chunk's JSON.
+  if (usage !== undefined && chunk.usage === undefined) chunk.usage = usage;
   let json: string | undefined;
   return {
     get json() {

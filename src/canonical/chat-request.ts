@@ -27,7 +27,20 @@ export interface FunctionTool {
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
 }
 
+/**
+ * The caller's body in a provider's native format, kept on the canonical request under a symbol (so
+ * spreads keep it and JSON never shows it): an adapter that speaks that format sends it as it came
+ * (Anthropic Messages to an Anthropic deployment); every other adapter uses the canonical fields.
+ */
+export const nativeBody: unique symbol = Symbol.for('switchboard.nativeBody');
+
+export interface NativeBody {
+  format: 'anthropic-messages';
+  body: Readonly<Record<string, unknown>>;
+}
+
 export interface ChatRequest {
+  [nativeBody]?: NativeBody;
   model: string;
   messages: ChatMessage[];
   stream?: boolean;

@@ -14,8 +14,11 @@ import { writeEventStream } from './event-stream.ts';
 
 export interface TextWireFormat {
   endpoint: TextEndpoint;
-  /** The answer as this format's JSON text (`json` is the chat-completions text, when at hand). */
-  encodeJson(response: ChatCompletion, json: string | undefined): string;
+  /**
+   * The answer as this format's JSON text (`json` is the chat-completions text, `native` the upstream's
+   * answer when the request went up in this format, each when at hand).
+   */
+  encodeJson(response: ChatCompletion, json: string | undefined, native: string | undefined): string;
   /** The answer as this format's SSE events, ending with its terminal marker or an in-band error. */
   encodeStream(chunks: AsyncIterable<StreamChunk>): AsyncIterable<string>;
   /** The event that ends a stream a shutdown cuts (an error in this format, no terminal marker). */
@@ -47,7 +50,7 @@ export async function answerText(
     return reply
       .headers(headers)
       .type('application/json')
-      .send(format.encodeJson(outcome.response, outcome.json));
+      .send(format.encodeJson(outcome.response, outcome.json, outcome.native));
   }
   await writeEventStream(reply, headers, format.encodeStream(outcome.chunks), signal, {
     streams: app.openStreams,

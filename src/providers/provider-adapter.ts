@@ -29,6 +29,8 @@ export interface CompletionResult {
   response: ChatCompletion;
   /** The response serialized as the chat-completions wire expects it, when the adapter has it already. */
   json?: string;
+  /** The upstream's answer as received, when the request went upstream in its native format. */
+  native?: string;
 }
 
 export interface ProviderAdapter {

@@ -43,8 +43,11 @@ interface OutcomeMeta {
 export type TextOutcome =
   | ({
       kind: 'json';
-      response: ChatCompletion /** The answer as chat-completions JSON, when at hand. */;
+      response: ChatCompletion;
+      /** The answer as chat-completions JSON, when at hand. */
       json?: string;
+      /** The upstream's answer in the caller's native format, when the request went up natively. */
+      native?: string;
     } & OutcomeMeta)
   /** Every chunk, usage-only ones included; completes after accounting, throws a GatewayError on failure. */
   | ({ kind: 'stream'; chunks: AsyncIterable<StreamChunk> } & OutcomeMeta);
@@ -167,7 +170,7 @@ export class TextPipeline {
         };
       }
       const routed = await router.complete(group, request, route);
-      const { response, json } = routed.value;
+      const { response, json, native } = routed.value;
       this.answered(model, routed.deployment, response.usage, charge);
       if (ownsCharge) charge.settle();
       this.finish(model, 200, started);
@@ -175,6 +178,7 @@ export class TextPipeline {
         kind: 'json',
         response,
         ...(json !== undefined ? { json } : {}),
+        ...(native !== undefined ? { native } : {}),
         deploymentId: routed.deployment.id,
         attempts: routed.attempts,
         headers: charge.ticket.headers,

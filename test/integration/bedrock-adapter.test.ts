@@ -95,7 +95,8 @@ describe('bedrock adapter: what only Bedrock has', () => {
         params(upstream.origin, { model: `converse/${arn}`, aws_session_token: 'session-token-1' }),
       ),
     );
-    const { response } = await signed.complete(simple, context());
+    // The router sends each deployment its own model name (params.model).
+    const { response } = await signed.complete({ ...simple, model: `converse/${arn}` }, context());
     await signed.close();
     expect(upstream.refused).toEqual([]);
     const seen = upstream.requests[0]!;

@@ -262,6 +262,7 @@ export function runTranslatingAdapterSuite(adapterCase: TranslatingAdapterCase):
       expect(last.usageOnly).toBe(true);
       expect(last.chunk.choices).toEqual([]);
       expect(last.usage).toMatchObject(adapterCase.expectedUsage);
+      expect(JSON.parse(last.json).usage).toMatchObject(adapterCase.expectedUsage);
       expect(chunks.slice(0, -1).every((chunk) => chunk.usage === undefined)).toBe(true);
       for (const chunk of chunks) {
         expect(chunk.chunk.object).toBe('chat.completion.chunk');

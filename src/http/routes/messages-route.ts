@@ -63,7 +63,8 @@ export function registerMessagesRoute(app: App, deps: Pick<AppDependencies, 'tex
       const model = chatRequest.model;
       return answerText(app, deps.text, request, reply, chatRequest, {
         endpoint,
-        encodeJson: (response) => encodeMessage(response, model),
+        // An Anthropic deployment answered the Messages body natively: its answer goes back as it came.
+        encodeJson: (response, _json, native) => native ?? encodeMessage(response, model),
         encodeStream: (chunks) => encodeMessagesStream(chunks, model),
         cutEvent: CUT_EVENT,
       });

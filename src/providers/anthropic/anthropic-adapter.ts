@@ -4,7 +4,7 @@
  * through the same transport, error classification and first-event deadline untranslated.
  */
 import type { StreamChunk } from '../../canonical/chat-chunk.ts';
-import type { ChatRequest } from '../../canonical/chat-request.ts';
+import { type ChatRequest, nativeBody } from '../../canonical/chat-request.ts';
 import type { Usage } from '../../canonical/usage.ts';
 import type { Endpoint } from '../openai/openai-compatible-adapter.ts';
 import {
@@ -26,7 +26,7 @@ import {
   messagesUsage,
 } from './from-messages-response.ts';
 import { messagesEvents, type NativeEvent, StreamUsage } from './messages-events.ts';
-import { messagesChunks } from './messages-stream.ts';
+import { messagesChunks, nativeMessagesChunks } from './messages-stream.ts';
 import { type MessagesRequest, toMessagesRequest } from './to-messages-request.ts';
 
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -59,15 +59,34 @@ export class AnthropicAdapter implements ProviderAdapter {
   }
 
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
+    const native = request[nativeBody];
+    if (native?.format === 'anthropic-messages') {
+      // A Messages caller: its body goes up as it came and the Message comes back as it was sent.
+      const { text, message } = await this.exchange(
+        this.nativeRequest(native.body, request.model, false),
+        context,
+      );
+      return {
+        response: fromMessagesResponse(message, request.model, undefined, nowSeconds()),
+        native: text,
+      };
+    }
     const { body, jsonTool } = this.translate(request, false);
     const { message } = await this.exchange(body, context);
-    return { response: fromMessagesResponse(message, this.settings.model, jsonTool, nowSeconds()) };
+    return { response: fromMessagesResponse(message, request.model, jsonTool, nowSeconds()) };
   }
 
   async *stream(request: ChatRequest, context: AttemptContext): AsyncGenerator<StreamChunk> {
     try {
+      const native = request[nativeBody];
+      if (native?.format === 'anthropic-messages') {
+        const body = this.nativeRequest(native.body, request.model, true);
+        const identity = { model: request.model, jsonTool: undefined, createdSeconds: nowSeconds() };
+        yield* nativeMessagesChunks(this.events(body, context), identity);
+        return;
+      }
       const { body, jsonTool } = this.translate(request, true);
-      const identity = { model: this.settings.model, jsonTool, createdSeconds: nowSeconds() };
+      const identity = { model: request.model, jsonTool, createdSeconds: nowSeconds() };
       yield* messagesChunks(this.events(body, context), identity);
     } catch (error) {
       throw classifyTransportError(error);
@@ -98,10 +117,27 @@ export class AnthropicAdapter implements ProviderAdapter {
     return this.pool.close();
   }
 
+  /** A caller's Messages body for this deployment: its model, the stream flag, and unset defaults. */
+  private nativeRequest(
+    body: Readonly<Record<string, unknown>>,
+    model: string,
+    stream: boolean,
+  ): Record<string, unknown> {
+    const { stream: _stream, ...rest } = body;
+    const request: Record<string, unknown> = { ...rest, model };
+    for (const name of ['temperature', 'top_p', 'top_k'] as const)
+      if (request[name] === undefined && this.defaults[name] !== undefined)
+        request[name] = this.defaults[name];
+    if (request.stop_sequences === undefined && this.defaults.stop !== undefined)
+      request.stop_sequences = Array.isArray(this.defaults.stop) ? this.defaults.stop : [this.defaults.stop];
+    if (stream) request.stream = true;
+    return request;
+  }
+
   /** The Messages request; a failure here is the gateway's own, never the upstream's. */
   private translate(request: ChatRequest, stream: boolean): MessagesRequest {
     try {
-      return toMessagesRequest(request, this.settings.model, this.defaults, stream);
+      return toMessagesRequest(request, request.model, this.defaults, stream);
     } catch (error) {
       throw new LocalFailure(error);
     }

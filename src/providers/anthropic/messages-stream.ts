@@ -4,6 +4,7 @@
  * (or, for the structured-output tool, as content), then one finish chunk and one usage-only chunk.
  */
 import { type ChatCompletionChunk, chunkFromObject, type StreamChunk } from '../../canonical/chat-chunk.ts';
+import { encodeSseEvent } from '../../lib/sse.ts';
 import { finishReasonOf } from './from-messages-response.ts';
 import { type NativeEvent, StreamUsage } from './messages-events.ts';
 
@@ -26,6 +27,29 @@ export async function* messagesChunks(
   for await (const { parsed } of events) {
     const chunks = mapper.map(parsed);
     for (let index = 0; index < chunks.length; index++) yield chunks[index]!;
+  }
+}
+
+/**
+ * The same chunks for a stream whose events go to the caller untouched: each chunk carries, as SSE
+ * text, the events read since the previous one (message_stop excepted: the caller's encoder writes it
+ * after accounting), so pings and block stops reach the caller too.
+ */
+export async function* nativeMessagesChunks(
+  events: AsyncIterable<NativeEvent>,
+  identity: StreamIdentity,
+): AsyncGenerator<StreamChunk> {
+  const mapper = new MessagesChunkMapper(identity);
+  let pending = '';
+  for await (const { event, data, parsed } of events) {
+    if (parsed.type !== 'message_stop') pending += encodeSseEvent(event, data);
+    const chunks = mapper.map(parsed);
+    for (let index = 0; index < chunks.length; index++) {
+      const chunk = chunks[index]!;
+      chunk.native = pending;
+      pending = '';
+      yield chunk;
+    }
   }
 }
 

@@ -16,7 +16,12 @@ import { FirstChunkTimeoutError, sendUpstream, type UpstreamResponse } from '../
 import { classifyTransportError, LocalFailure, UpstreamError } from '../upstream-error.ts';
 import { UpstreamPool } from '../upstream-pool.ts';
 import { classifyBedrockError } from './bedrock-errors.ts';
-import { BEDROCK_DEFAULT_PARAMS, type BedrockEndpoint, bedrockEndpoint } from './bedrock-settings.ts';
+import {
+  BEDROCK_DEFAULT_PARAMS,
+  type BedrockEndpoint,
+  bedrockEndpoint,
+  bedrockModelId,
+} from './bedrock-settings.ts';
 import { BedrockSigner, type CredentialSource } from './bedrock-signer.ts';
 import { converseChunks } from './converse-stream.ts';
 import { fromConverseResponse, isConverseAnswer } from './from-converse-response.ts';
@@ -49,7 +54,14 @@ export class BedrockAdapter implements ProviderAdapter {
 
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
     const { body, jsonToolName } = toConverseRequest(request, this.defaults);
-    const response = await this.send('converse', JSON.stringify(body), context, 'application/json', false);
+    const response = await this.send(
+      request.model,
+      'converse',
+      JSON.stringify(body),
+      context,
+      'application/json',
+      false,
+    );
     if (response.status >= 400) throw await classifyBedrockError(response);
     let text: string;
     try {
@@ -64,13 +76,20 @@ export class BedrockAdapter implements ProviderAdapter {
       throw protocolError('the upstream answered with malformed JSON');
     }
     if (!isConverseAnswer(parsed)) throw protocolError('the upstream answer is not a Converse response');
-    const meta = this.answerMeta(response, context, jsonToolName);
+    const meta = this.answerMeta(request.model, response, context, jsonToolName);
     return { response: fromConverseResponse(parsed, meta) };
   }
 
   async *stream(request: ChatRequest, context: AttemptContext): AsyncGenerator<StreamChunk> {
     const { body, jsonToolName } = toConverseRequest(request, this.defaults);
-    const response = await this.send('converse-stream', JSON.stringify(body), context, EVENT_STREAM, true);
+    const response = await this.send(
+      request.model,
+      'converse-stream',
+      JSON.stringify(body),
+      context,
+      EVENT_STREAM,
+      true,
+    );
     try {
       if (response.status >= 400) throw await classifyBedrockError(response);
       if (!String(response.headers['content-type'] ?? '').includes(EVENT_STREAM))
@@ -84,7 +103,7 @@ export class BedrockAdapter implements ProviderAdapter {
       try {
         for await (const chunk of converseChunks(
           response.body,
-          this.answerMeta(response, context, jsonToolName),
+          this.answerMeta(request.model, response, context, jsonToolName),
         )) {
           if (firstChunkTimer) firstChunkTimer = void clearTimeout(firstChunkTimer);
           yield chunk;
@@ -103,25 +122,37 @@ export class BedrockAdapter implements ProviderAdapter {
     return this.pool.close();
   }
 
-  private answerMeta(response: UpstreamResponse, context: AttemptContext, jsonToolName: string | undefined) {
+  private answerMeta(
+    model: string,
+    response: UpstreamResponse,
+    context: AttemptContext,
+    jsonToolName: string | undefined,
+  ) {
     const requestId = response.headers['x-amzn-requestid'];
     const id = typeof requestId === 'string' && requestId ? requestId : context.requestId;
     return {
       id: `chatcmpl-${id}`,
       created: Math.floor(Date.now() / 1000),
-      model: this.endpoint.modelId,
+      model: bedrockModelId(model),
       jsonToolName,
     };
   }
 
+  /** The model's path; a wildcard deployment (`bedrock/*`) gets the model the caller named. */
+  private modelPathFor(model: string): string {
+    if (model === this.settings.model) return this.modelPath;
+    return `${this.endpoint.basePath}/model/${encodeURIComponent(bedrockModelId(model))}`;
+  }
+
   private async send(
+    model: string,
     operation: 'converse' | 'converse-stream',
     body: string,
     context: AttemptContext,
     accept: string,
     streaming: boolean,
   ): Promise<UpstreamResponse> {
-    const path = `${this.modelPath}/${operation}`;
+    const path = `${this.modelPathFor(model)}/${operation}`;
     const headers = await this.sign(path, body, context, accept);
     const { timeouts } = this.settings;
     try {

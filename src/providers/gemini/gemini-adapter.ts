@@ -39,8 +39,8 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
     const body = this.translate(request);
-    const identity = this.identity(context);
-    const response = await this.send(body, context, false);
+    const identity = this.identity(request.model, context);
+    const response = await this.send(request.model, body, context, false);
     if (response.status >= 400) throw await classifyGeminiErrorResponse(response);
     let text: string;
     try {
@@ -59,7 +59,7 @@ export class GeminiAdapter implements ProviderAdapter {
 
   async *stream(request: ChatRequest, context: AttemptContext): AsyncGenerator<StreamChunk> {
     const body = this.translate(request);
-    const response = await this.send(body, context, true);
+    const response = await this.send(request.model, body, context, true);
     try {
       if (response.status >= 400) throw await classifyGeminiErrorResponse(response);
       if (!String(response.headers['content-type'] ?? '').includes('text/event-stream'))
@@ -71,7 +71,7 @@ export class GeminiAdapter implements ProviderAdapter {
         waitMs,
       );
       try {
-        for await (const chunk of geminiChunks(response.body, this.identity(context))) {
+        for await (const chunk of geminiChunks(response.body, this.identity(request.model, context))) {
           if (firstChunkTimer) firstChunkTimer = void clearTimeout(firstChunkTimer);
           yield chunk;
         }
@@ -98,22 +98,30 @@ export class GeminiAdapter implements ProviderAdapter {
     }
   }
 
-  private identity(context: AttemptContext): ResponseIdentity {
+  private identity(model: string, context: AttemptContext): ResponseIdentity {
     return {
       requestId: context.requestId,
-      model: this.settings.model,
+      model,
       created: Math.floor(Date.now() / 1000),
     };
   }
 
-  private async send(body: string, context: AttemptContext, streaming: boolean): Promise<UpstreamResponse> {
+  private async send(
+    model: string,
+    body: string,
+    context: AttemptContext,
+    streaming: boolean,
+  ): Promise<UpstreamResponse> {
     const { timeouts } = this.settings;
+    // A wildcard deployment (`gemini/*`) calls the model the caller named.
+    const endpoint =
+      model === this.settings.model ? this.endpoint : geminiEndpoint(this.settings.params, model);
     try {
       return await sendUpstream({
         dispatcher: this.pool.dispatcher,
-        path: streaming ? this.endpoint.streamPath : this.endpoint.completePath,
+        path: streaming ? endpoint.streamPath : endpoint.completePath,
         headers: {
-          ...this.endpoint.headers,
+          ...endpoint.headers,
           ...context.forwardedHeaders,
           'content-type': 'application/json',
           accept: streaming ? 'text/event-stream' : 'application/json',

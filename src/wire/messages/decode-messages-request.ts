@@ -4,7 +4,13 @@
  * `tool_result` blocks tool messages; tools, tool choice and generation settings carry over. Problems
  * are a 400 naming the field as the caller wrote it (`messages[1].content[0].type`).
  */
-import type { ChatMessage, ChatRequest, ContentPart, ToolCall } from '../../canonical/chat-request.ts';
+import {
+  type ChatMessage,
+  type ChatRequest,
+  type ContentPart,
+  nativeBody,
+  type ToolCall,
+} from '../../canonical/chat-request.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 
 type Json = Record<string, unknown>;
@@ -34,6 +40,8 @@ export function decodeMessagesRequest(body: unknown): ChatRequest {
   copySettings(body, request);
   if (body.tools !== undefined) request.tools = decodeTools(body.tools);
   if (body.tool_choice !== undefined) Object.assign(request, decodeToolChoice(body.tool_choice));
+  // Checked above, so an Anthropic deployment may take the caller's body as it is.
+  request[nativeBody] = { format: 'anthropic-messages', body };
   return request;
 }
 

@@ -14,6 +14,8 @@ import { messageId, messagesErrorBody, messagesUsage, stopReasonOf } from './enc
 
 type BlockKind = 'text' | 'thinking' | 'tool_use';
 
+const MESSAGE_STOP = encodeSseEvent('message_stop', '{"type":"message_stop"}');
+
 class MessagesStreamState {
   private readonly model: string;
   private started = false;
@@ -80,7 +82,7 @@ class MessagesStreamState {
           usage,
         }),
       ),
-      encodeSseEvent('message_stop', '{"type":"message_stop"}'),
+      MESSAGE_STOP,
     );
     return out;
   }
@@ -141,8 +143,15 @@ export async function* encodeMessagesStream(
   model: string,
 ): AsyncGenerator<string> {
   const state = new MessagesStreamState(model);
+  // An Anthropic deployment streams the Messages events itself: they pass through untouched.
+  let passedThrough = false;
   try {
     for await (const chunk of chunks) {
+      if (chunk.native !== undefined) {
+        passedThrough = true;
+        if (chunk.native !== '') yield chunk.native;
+        continue;
+      }
       const events = state.events(chunk);
       if (events.length > 0) yield events.join('');
     }
@@ -150,7 +159,7 @@ export async function* encodeMessagesStream(
     yield encodeMessagesStreamError(asGatewayError(error));
     return;
   }
-  yield state.end().join('');
+  yield passedThrough ? MESSAGE_STOP : state.end().join('');
 }
 
 export function encodeMessagesStreamError(error: Parameters<typeof messagesErrorBody>[0]): string {
