@@ -7,6 +7,8 @@ const summary = (
 ): TargetSummary => ({
   latencyByRate: new Map(),
   addedP50ByRate: new Map(),
+  latencyByFormat: new Map(),
+  addedP50ByFormat: new Map(),
   failures: 0,
   ...fields,
 });
@@ -20,6 +22,7 @@ describe('evaluateGoals', () => {
       addedP50ByRate: new Map([[200, 400]]),
       latencyByRate: new Map([[200, { p50: 900, p99: 3000 }]]),
       addedFirstByteP50: 1200,
+      addedP50ByFormat: new Map([['responses', 700]]),
       peakResidentKilobytes: 100_000,
     }),
     summary({
@@ -29,6 +32,7 @@ describe('evaluateGoals', () => {
       addedP50ByRate: new Map([[200, 600]]),
       latencyByRate: new Map([[200, { p50: 1000, p99: 3000 }]]),
       addedFirstByteP50: 1100,
+      addedP50ByFormat: new Map([['responses', 1200]]),
       peakResidentKilobytes: 140_000,
     }),
     summary({
@@ -53,6 +57,14 @@ describe('evaluateGoals', () => {
     });
     expect(goal('Throughput')).toMatchObject({ perRound: ['64%', '55%'], verdict: 'mixed' });
     expect(goal('Added streaming')).toMatchObject({ verdict: 'fail' });
+  });
+
+  it('judges the translated endpoints by the chat path goal, and a phase not run as not measured', () => {
+    expect(goal('Added p50 < 1 ms at 200 req/s on /v1/responses')).toMatchObject({
+      perRound: ['0.70 ms', '1.20 ms'],
+      verdict: 'mixed',
+    });
+    expect(goal('Added p50 < 1 ms at 200 req/s on /v1/messages')).toMatchObject({ verdict: 'not measured' });
   });
 
   it('judges peak RSS in decimal megabytes: 140,000 kB is 143 MB, under 150', () => {

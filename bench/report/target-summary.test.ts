@@ -51,6 +51,27 @@ describe('summarizeTargets', () => {
       latency: { p50: 40_000, p90: 0, p99: 0 },
       peakResidentKilobytes: 95_000,
     }),
+    phase({
+      target: 'direct',
+      round: 1,
+      phase: 'responses',
+      rate: 200,
+      latency: { p50: 310, p90: 0, p99: 0 },
+    }),
+    phase({
+      target: 'switchboard',
+      round: 1,
+      phase: 'responses',
+      rate: 200,
+      latency: { p50: 1000, p90: 0, p99: 0 },
+    }),
+    phase({
+      target: 'switchboard',
+      round: 1,
+      phase: 'messages',
+      rate: 200,
+      latency: { p50: 990, p90: 0, p99: 0 },
+    }),
   ];
   const summaries = summarizeTargets(measurements);
   const find = (target: string, round: number) =>
@@ -77,6 +98,14 @@ describe('summarizeTargets', () => {
     expect(switchboard.addedP50ByRate.has(1000)).toBe(false);
     expect(switchboard.addedFirstByteP50).toBe(300);
     expect(switchboard.lastByteP50).toBe(40_000);
+  });
+
+  it('adds the translated endpoints’ latency over direct answering the same conversation as chat', () => {
+    const switchboard = find('switchboard', 1);
+    expect(switchboard.addedP50ByFormat.get('responses')).toBe(690);
+    expect(switchboard.addedP50ByFormat.has('messages')).toBe(false);
+    // The translated phases leave the chat latency figures alone.
+    expect(switchboard.latencyByRate.get(200)?.p50).toBe(1100);
   });
 
   it('takes CPU per request from the highest rate, the peak RSS and the worst steal, and counts failures', () => {

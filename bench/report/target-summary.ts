@@ -20,6 +20,9 @@ export interface TargetSummary {
   firstByte?: { p50: number; p99: number };
   addedFirstByteP50?: number;
   lastByteP50?: number;
+  /** The translated phases: p50 by phase (µs), and minus the direct target's p50 in the same round. */
+  latencyByFormat: Map<'responses' | 'messages', number>;
+  addedP50ByFormat: Map<'responses' | 'messages', number>;
   /** Admission phase (limited key only): p50s of the two keys, sent alternately, µs. */
   admission?: { limitedP50: number; unlimitedP50: number };
   peakResidentKilobytes?: number;
@@ -62,6 +65,8 @@ function summarizeOne(phases: PhaseMeasurement[]): TargetSummary {
     round: first.round,
     latencyByRate: new Map(),
     addedP50ByRate: new Map(),
+    latencyByFormat: new Map(),
+    addedP50ByFormat: new Map(),
     failures: 0,
   };
   let cpuRate = -1;
@@ -90,6 +95,8 @@ function summarizeOne(phases: PhaseMeasurement[]): TargetSummary {
         summary.cpuMicrosecondsPerRequest = phase.cpuMicrosecondsPerRequest;
       }
     }
+    if ((phase.phase === 'responses' || phase.phase === 'messages') && phase.latency)
+      summary.latencyByFormat.set(phase.phase, phase.latency.p50);
     if (phase.phase === 'admission' && phase.latency && phase.referenceLatency) {
       summary.admission = { limitedP50: phase.latency.p50, unlimitedP50: phase.referenceLatency.p50 };
     }
@@ -113,6 +120,10 @@ function compare(summary: TargetSummary, all: readonly TargetSummary[]): void {
   for (const [rate, latency] of summary.latencyByRate) {
     const floor = direct.latencyByRate.get(rate);
     if (floor) summary.addedP50ByRate.set(rate, latency.p50 - floor.p50);
+  }
+  for (const [format, p50] of summary.latencyByFormat) {
+    const floor = direct.latencyByFormat.get(format);
+    if (floor !== undefined) summary.addedP50ByFormat.set(format, p50 - floor);
   }
   if (summary.firstByte && direct.firstByte)
     summary.addedFirstByteP50 = summary.firstByte.p50 - direct.firstByte.p50;

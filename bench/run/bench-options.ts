@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 
 export const TARGET_NAMES = ['direct', 'bare', 'switchboard', 'switchboard-limited'] as const;
-export const PHASE_NAMES = ['throughput', 'latency', 'stream', 'admission'] as const;
+export const PHASE_NAMES = ['throughput', 'latency', 'stream', 'admission', 'responses', 'messages'] as const;
 
 export type TargetName = (typeof TARGET_NAMES)[number];
 export type PhaseName = (typeof PHASE_NAMES)[number];
@@ -54,6 +54,9 @@ Phases (--phases, comma-separated; default all):
   stream       open loop streams at --stream-rate req/s: time to first byte and to last byte
   admission    open loop at 200 req/s alternating Switchboard's two keys request by request:
                the limited key's added p50 without drift between phases (issue 4)
+  responses    open loop at 200 req/s: Switchboard answers the same conversation on /v1/responses
+               (translated to chat upstream); the direct target answers it as chat, the floor
+  messages     the same on /v1/messages (Anthropic Messages, translated to chat upstream)
 
 Options:
   --quick                 one round of 2-second phases (about a minute)

@@ -76,7 +76,7 @@ export async function runBenchmark(
           }
           continue;
         }
-        for (const target of plan.phase === 'admission' ? admissionTargets(targets) : targets) {
+        for (const target of targetsOf(plan, targets)) {
           const measurement = await runPhase(
             target,
             { ...plan, reference: referenceOf(plan, targets) },
@@ -124,7 +124,17 @@ function phasePlans(options: BenchOptions): PhasePlan[] {
     for (const rate of options.rates) plans.push({ phase: 'latency', rate });
   if (options.phases.includes('stream')) plans.push({ phase: 'stream', rate: options.streamRate });
   if (options.phases.includes('admission')) plans.push({ phase: 'admission', rate: GOAL_RATE });
+  for (const phase of ['responses', 'messages'] as const)
+    if (options.phases.includes(phase)) plans.push({ phase, rate: GOAL_RATE });
   return plans;
+}
+
+function targetsOf(plan: PhasePlan, targets: readonly Target[]): readonly Target[] {
+  if (plan.phase === 'admission') return admissionTargets(targets);
+  // The translated phases compare Switchboard with its floor, the upstream alone.
+  if (plan.phase === 'responses' || plan.phase === 'messages')
+    return targets.filter((target) => target.name === 'direct' || target.name === 'switchboard');
+  return targets;
 }
 
 /** The admission phase runs once, against the limited key, when both keys are there. */

@@ -3,7 +3,7 @@
  * around it we read the target's CPU time and peak RSS and the machine's steal from /proc.
  */
 import { fileURLToPath } from 'node:url';
-import { chatRequestBody } from '../load/chat-request-body.ts';
+import { chatRequestBody, messagesRequestBody, responsesRequestBody } from '../load/chat-request-body.ts';
 import { type ClosedLoopTool, runClosedLoop } from '../load/closed-loop.ts';
 import type { OpenLoopOptions, OpenLoopResult, VariantResult } from '../load/open-loop-client.ts';
 import type { Distribution } from '../measure/percentiles.ts';
@@ -162,15 +162,14 @@ async function drive(
   }
   const stream = plan.phase === 'stream';
   const paired = plan.phase === 'admission' ? plan.reference : undefined;
-  const variants = [target, ...(paired ? [paired] : [])].map(({ name, url, headers }) => ({
-    name,
-    url,
-    headers,
-  }));
+  const request = requestOf(target, plan.phase, stream);
+  const variants = [{ ...target, url: request.url }, ...(paired ? [paired] : [])].map(
+    ({ name, url, headers }) => ({ name, url, headers }),
+  );
   const result = await runOpenLoopProcess(
     {
       variants,
-      body: chatRequestBody(stream),
+      body: request.body,
       ratePerSecond: plan.rate!,
       // Each of two alternating keys gets as many samples as a single-target phase.
       durationMs: options.durationSeconds * 1000 * variants.length,
@@ -198,6 +197,17 @@ async function drive(
     // Both keys hit the same process: its CPU per request would mix them.
     served: paired ? 0 : result.total,
   };
+}
+
+/**
+ * What a phase sends: chat to every target, except the translated phases, where Switchboard gets the
+ * same conversation on /v1/responses or /v1/messages and the upstream alone (the floor) gets chat.
+ */
+function requestOf(target: Target, phase: PhaseName, stream: boolean): { url: string; body: string } {
+  const translated = target.name.startsWith('switchboard') && (phase === 'responses' || phase === 'messages');
+  if (!translated) return { url: target.url, body: chatRequestBody(stream) };
+  const url = target.url.replace(/\/v1\/chat\/completions$/, `/v1/${phase}`);
+  return { url, body: phase === 'responses' ? responsesRequestBody() : messagesRequestBody() };
 }
 
 /** Runs the open-loop client as a pinned child process (the parent stays idle while it measures). */

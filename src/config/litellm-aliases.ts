@@ -187,6 +187,11 @@ function normalizeModelEntry(
         `${path}.${paramsKey}.litellm_credential_name: no credential_list entry is named '${String(credentialName)}'`,
       );
   }
+  // LiteLLM names a Bedrock endpoint override aws_bedrock_runtime_endpoint; it is our api_base.
+  if (params.aws_bedrock_runtime_endpoint !== undefined) {
+    writtenPaths.push([`${path}.params.api_base`, `${path}.${paramsKey}.aws_bedrock_runtime_endpoint`]);
+    renameKey(params, 'aws_bedrock_runtime_endpoint', 'api_base', `${path}.${paramsKey}`, issues);
+  }
   // The fake provider needs no upstream model name: it defaults to the group's name.
   if (params.provider === 'fake' && params.model === undefined && typeof copy.model_name === 'string')
     params.model = copy.model_name;

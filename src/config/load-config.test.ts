@@ -34,6 +34,23 @@ describe('configuration loading', () => {
     ).toBe('legacy');
   });
 
+  it("reads LiteLLM's aws_bedrock_runtime_endpoint as the deployment's api_base, under the URL policy", () => {
+    const config = parseConfig(
+      'model_list:\n  - model_name: b\n    litellm_params:\n      model: bedrock/anthropic.claude-test\n      aws_region_name: us-east-1\n      aws_bedrock_runtime_endpoint: https://bedrock.internal.example\n',
+      { ...base },
+    );
+    expect(config.model_list[0]!.params).toMatchObject({
+      provider: 'bedrock',
+      api_base: 'https://bedrock.internal.example',
+    });
+    expect(() =>
+      parseConfig(
+        'model_list:\n  - model_name: b\n    litellm_params:\n      model: bedrock/m\n      aws_region_name: us-east-1\n      aws_bedrock_runtime_endpoint: http://169.254.169.254/\n',
+        { ...base },
+      ),
+    ).toThrow(/litellm_params\.aws_bedrock_runtime_endpoint/);
+  });
+
   it('warns that an empty file configures no model', () => {
     expect(parseConfig('', { ...base }).warnings).toEqual([
       'no model is configured: add model_list entries (see switchboard.example.yaml); /v1 has nothing to serve',

@@ -28,6 +28,10 @@ const ADDRESS_OR_CREDENTIAL = new Set([
   'api_version',
   'organization',
   'azure_ad_token',
+  'aws_access_key_id',
+  'aws_secret_access_key',
+  'aws_session_token',
+  'aws_region_name',
 ]);
 
 export function unknownParamProblems(
