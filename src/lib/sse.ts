@@ -55,7 +55,9 @@ export async function* decodeSse(source: AsyncIterable<Uint8Array | string>): As
 /** Incremental parser: feed text, get the events completed by it. */
 export class SseParser {
   private readonly limits: SseLimits;
-  private buffer = '';
+  /** The unfinished last line, kept as the pieces it arrived in (joined once, when it ends). */
+  private pending: string[] = [];
+  private pendingLength = 0;
   private dataLength = 0;
   private skipLeadingLineFeed = false;
   private started = false;
@@ -78,30 +80,38 @@ export class SseParser {
       if (input.charCodeAt(0) === 10) input = input.slice(1);
       this.skipLeadingLineFeed = false;
     }
-    // The kept part of the buffer holds no line end: scan only what this piece adds (linear overall).
-    const scanFrom = this.buffer.length;
-    let buffer = this.buffer.length > 0 ? this.buffer + input : input;
+    // Only this piece is scanned; an unfinished line is joined once, when its end arrives (linear).
     let start = 0;
     for (;;) {
-      const lineEnd = findLineEnd(buffer, Math.max(start, scanFrom));
+      const lineEnd = findLineEnd(input, start);
       if (lineEnd === -1) break;
-      this.processLine(buffer.slice(start, lineEnd), events);
-      if (buffer.charCodeAt(lineEnd) === 13) {
-        if (lineEnd + 1 === buffer.length) {
+      let line = input.slice(start, lineEnd);
+      if (this.pendingLength > 0) {
+        this.pending.push(line);
+        line = this.pending.join('');
+        this.pending = [];
+        this.pendingLength = 0;
+      }
+      this.processLine(line, events);
+      if (input.charCodeAt(lineEnd) === 13) {
+        if (lineEnd + 1 === input.length) {
           // A CR at the end of this piece may be followed by the LF of a CRLF in the next one.
           this.skipLeadingLineFeed = true;
           start = lineEnd + 1;
           break;
         }
-        start = buffer.charCodeAt(lineEnd + 1) === 10 ? lineEnd + 2 : lineEnd + 1;
+        start = input.charCodeAt(lineEnd + 1) === 10 ? lineEnd + 2 : lineEnd + 1;
       } else {
         start = lineEnd + 1;
       }
     }
-    buffer = start === 0 ? buffer : buffer.slice(start);
-    if (buffer.length > this.limits.maxLineLength)
-      throw new SseLimitError(`a line longer than ${this.limits.maxLineLength} characters`);
-    this.buffer = buffer;
+    if (start < input.length) {
+      const rest = start === 0 ? input : input.slice(start);
+      this.pending.push(rest);
+      this.pendingLength += rest.length;
+      if (this.pendingLength > this.limits.maxLineLength)
+        throw new SseLimitError(`a line longer than ${this.limits.maxLineLength} characters`);
+    }
     return events;
   }
 
