@@ -77,6 +77,27 @@ describe('MCP tools in chat completions', () => {
     expect(answer.usage!.prompt_tokens).toBeGreaterThan(10);
   });
 
+  it('runs MCP tools for /v1/responses requests too (spec proxy rule 1), and refuses them on streams', async () => {
+    const before = upstream.calls('echo').length;
+    const response = await client.responses.create({
+      model: 'tooly',
+      input: 'Use the echo tool.',
+      tools: [
+        { type: 'mcp', server_label: 'alpha', allowed_tools: ['echo'], require_approval: 'never' } as any,
+      ],
+    });
+    expect(response.output_text).toBe('Tool result: from the model');
+    expect(upstream.calls('echo').length).toBe(before + 1);
+    const streamed = await client.responses
+      .create({ model: 'tooly', input: 'x', stream: true, tools: [mcp({ allowed_tools: ['echo'] })] })
+      .then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+    expect(streamed).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(upstream.calls('echo').length).toBe(before + 1);
+  });
+
   it('offers the tools under aliases the model may use, and maps the call back to server_key.tool_name', async () => {
     const before = upstream.calls('add').length;
     const answer = await client.chat.completions.create({
