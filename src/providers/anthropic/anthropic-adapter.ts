@@ -14,10 +14,17 @@ import {
   type ProviderAdapter,
   timeLeft,
 } from '../provider-adapter.ts';
-import { FirstChunkTimeoutError, sendUpstream, type UpstreamResponse } from '../send-upstream.ts';
+import type { UpstreamResponse } from '../send-upstream.ts';
 import { classifyTransportError, LocalFailure } from '../upstream-error.ts';
+import {
+  expectStream,
+  protocolError,
+  readJsonAnswer,
+  sendRequest,
+  withFirstChunkDeadline,
+} from '../upstream-exchange.ts';
 import { UpstreamPool } from '../upstream-pool.ts';
-import { classifyErrorResponse, protocolError } from './anthropic-errors.ts';
+import { classifyErrorResponse } from './anthropic-errors.ts';
 import { anthropicDefaults } from './anthropic-settings.ts';
 import {
   type AnthropicMessage,
@@ -28,8 +35,6 @@ import {
 import { messagesEvents, type NativeEvent, StreamUsage } from './messages-events.ts';
 import { messagesChunks, nativeMessagesChunks } from './messages-stream.ts';
 import { type MessagesRequest, toMessagesRequest } from './to-messages-request.ts';
-
-const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 export interface NativeCompletion {
   /** The upstream's Message as received. */
@@ -150,77 +155,47 @@ export class AnthropicAdapter implements ProviderAdapter {
   ): Promise<{ text: string; message: AnthropicMessage }> {
     const response = await this.send(body, context, false);
     if (response.status >= 400) throw await classifyErrorResponse(response);
-    let text: string;
-    try {
-      text = await response.text(MAX_RESPONSE_BYTES);
-    } catch (error) {
-      throw classifyTransportError(error);
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw protocolError('the upstream answered with malformed JSON');
-    }
+    const { text, parsed } = await readJsonAnswer(response);
     if (!isMessage(parsed)) throw protocolError('the upstream answer is not a Message');
     return { text, message: parsed };
   }
 
-  /** One streamed exchange: checked native events, under the first-event deadline. */
+  /** One streamed exchange: checked native events, under the first-event deadline (pings do not count). */
   private async *events(body: Record<string, unknown>, context: AttemptContext): AsyncGenerator<NativeEvent> {
     const response = await this.send(body, context, true);
     try {
       if (response.status >= 400) throw await classifyErrorResponse(response);
-      if (!String(response.headers['content-type'] ?? '').includes('text/event-stream'))
-        throw protocolError('the upstream did not answer with an event stream');
-      // Until the first real event the request deadline applies; `ping` events do not count.
-      const waitMs = timeLeft(context.deadline, this.settings.timeouts.totalMs);
-      let firstEventTimer: NodeJS.Timeout | undefined = setTimeout(
-        () => response.abort(new FirstChunkTimeoutError(waitMs)),
-        waitMs,
+      expectStream(response, 'text/event-stream');
+      yield* withFirstChunkDeadline(
+        response,
+        this.settings,
+        context,
+        messagesEvents(response.body),
+        (event) => event.parsed.type !== 'ping',
       );
-      try {
-        for await (const event of messagesEvents(response.body)) {
-          if (firstEventTimer && event.parsed.type !== 'ping')
-            firstEventTimer = void clearTimeout(firstEventTimer);
-          yield event;
-        }
-      } catch (error) {
-        throw classifyTransportError(error);
-      } finally {
-        clearTimeout(firstEventTimer);
-      }
     } finally {
       response.cancel();
     }
   }
 
-  private async send(
+  private send(
     body: Record<string, unknown>,
     context: AttemptContext,
     streaming: boolean,
   ): Promise<UpstreamResponse> {
-    const { timeouts } = this.settings;
-    try {
-      return await sendUpstream({
-        dispatcher: this.pool.dispatcher,
-        path: this.endpoint.path,
-        headers: {
-          ...this.endpoint.headers,
-          ...context.forwardedHeaders,
-          'content-type': 'application/json',
-          accept: streaming ? 'text/event-stream' : 'application/json',
-        },
-        body: JSON.stringify(body),
-        signal: context.signal,
-        poolTimeoutMs: timeouts.poolMs,
-        headersTimeoutMs: timeLeft(context.deadline, streaming ? timeouts.streamIdleMs : timeouts.headersMs),
-        bodyTimeoutMs: streaming ? timeouts.streamIdleMs : timeouts.totalMs,
-        ...(streaming ? {} : { totalTimeoutMs: timeLeft(context.deadline, timeouts.totalMs) }),
-      });
-    } catch (error) {
-      throw classifyTransportError(error);
-    }
+    const headers = {
+      ...this.endpoint.headers,
+      ...context.forwardedHeaders,
+      'content-type': 'application/json',
+      accept: streaming ? 'text/event-stream' : 'application/json',
+    };
+    return sendRequest(
+      this.pool,
+      this.settings,
+      { path: this.endpoint.path, headers, body: JSON.stringify(body) },
+      context,
+      streaming,
+    );
   }
 }
 

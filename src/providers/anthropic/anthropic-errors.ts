@@ -40,7 +40,3 @@ export function streamErrorEvent(parsed: unknown): UpstreamError {
     ...(providerCode ? { providerCode } : {}),
   });
 }
-
-export function protocolError(message: string): UpstreamError {
-  return new UpstreamError({ kind: 'protocol', retryable: true, message });
-}

@@ -5,7 +5,8 @@
  */
 import type { Usage } from '../../canonical/usage.ts';
 import { type SseEvent, SseParser } from '../../lib/sse.ts';
-import { protocolError, streamErrorEvent } from './anthropic-errors.ts';
+import { protocolError } from '../upstream-exchange.ts';
+import { streamErrorEvent } from './anthropic-errors.ts';
 import { messagesUsage } from './from-messages-response.ts';
 
 export interface NativeEvent {

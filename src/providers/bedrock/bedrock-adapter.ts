@@ -10,10 +10,16 @@ import {
   type CompletionResult,
   type DeploymentSettings,
   type ProviderAdapter,
-  timeLeft,
 } from '../provider-adapter.ts';
-import { FirstChunkTimeoutError, sendUpstream, type UpstreamResponse } from '../send-upstream.ts';
-import { classifyTransportError, LocalFailure, UpstreamError } from '../upstream-error.ts';
+import type { UpstreamResponse } from '../send-upstream.ts';
+import { LocalFailure, UpstreamError } from '../upstream-error.ts';
+import {
+  expectStream,
+  protocolError,
+  readJsonAnswer,
+  sendRequest,
+  withFirstChunkDeadline,
+} from '../upstream-exchange.ts';
 import { UpstreamPool } from '../upstream-pool.ts';
 import { classifyBedrockError } from './bedrock-errors.ts';
 import {
@@ -27,7 +33,6 @@ import { converseChunks } from './converse-stream.ts';
 import { fromConverseResponse, isConverseAnswer } from './from-converse-response.ts';
 import { toConverseRequest } from './to-converse-request.ts';
 
-const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const EVENT_STREAM = 'application/vnd.amazon.eventstream';
 
 export class BedrockAdapter implements ProviderAdapter {
@@ -63,18 +68,7 @@ export class BedrockAdapter implements ProviderAdapter {
       false,
     );
     if (response.status >= 400) throw await classifyBedrockError(response);
-    let text: string;
-    try {
-      text = await response.text(MAX_RESPONSE_BYTES);
-    } catch (error) {
-      throw classifyTransportError(error);
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw protocolError('the upstream answered with malformed JSON');
-    }
+    const { parsed } = await readJsonAnswer(response);
     if (!isConverseAnswer(parsed)) throw protocolError('the upstream answer is not a Converse response');
     const meta = this.answerMeta(request.model, response, context, jsonToolName);
     return { response: fromConverseResponse(parsed, meta) };
@@ -92,27 +86,9 @@ export class BedrockAdapter implements ProviderAdapter {
     );
     try {
       if (response.status >= 400) throw await classifyBedrockError(response);
-      if (!String(response.headers['content-type'] ?? '').includes(EVENT_STREAM))
-        throw protocolError('the upstream did not answer with an event stream');
-      // Until the first event the request deadline applies, as for every streaming adapter.
-      const waitMs = timeLeft(context.deadline, this.settings.timeouts.totalMs);
-      let firstChunkTimer: NodeJS.Timeout | undefined = setTimeout(
-        () => response.abort(new FirstChunkTimeoutError(waitMs)),
-        waitMs,
-      );
-      try {
-        for await (const chunk of converseChunks(
-          response.body,
-          this.answerMeta(request.model, response, context, jsonToolName),
-        )) {
-          if (firstChunkTimer) firstChunkTimer = void clearTimeout(firstChunkTimer);
-          yield chunk;
-        }
-      } catch (error) {
-        throw classifyTransportError(error);
-      } finally {
-        clearTimeout(firstChunkTimer);
-      }
+      expectStream(response, EVENT_STREAM);
+      const meta = this.answerMeta(request.model, response, context, jsonToolName);
+      yield* withFirstChunkDeadline(response, this.settings, context, converseChunks(response.body, meta));
     } finally {
       response.cancel();
     }
@@ -154,22 +130,7 @@ export class BedrockAdapter implements ProviderAdapter {
   ): Promise<UpstreamResponse> {
     const path = `${this.modelPathFor(model)}/${operation}`;
     const headers = await this.sign(path, body, context, accept);
-    const { timeouts } = this.settings;
-    try {
-      return await sendUpstream({
-        dispatcher: this.pool.dispatcher,
-        path,
-        headers,
-        body,
-        signal: context.signal,
-        poolTimeoutMs: timeouts.poolMs,
-        headersTimeoutMs: timeLeft(context.deadline, streaming ? timeouts.streamIdleMs : timeouts.headersMs),
-        bodyTimeoutMs: streaming ? timeouts.streamIdleMs : timeouts.totalMs,
-        ...(streaming ? {} : { totalTimeoutMs: timeLeft(context.deadline, timeouts.totalMs) }),
-      });
-    } catch (error) {
-      throw classifyTransportError(error);
-    }
+    return sendRequest(this.pool, this.settings, { path, headers, body }, context, streaming);
   }
 
   private async sign(
@@ -190,8 +151,4 @@ export class BedrockAdapter implements ProviderAdapter {
       throw new LocalFailure(error);
     }
   }
-}
-
-function protocolError(message: string): UpstreamError {
-  return new UpstreamError({ kind: 'protocol', retryable: true, message });
 }

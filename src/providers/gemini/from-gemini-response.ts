@@ -7,7 +7,8 @@
 import type { ToolCall } from '../../canonical/chat-request.ts';
 import type { ChatCompletion, ChatCompletionMessage, FinishReason } from '../../canonical/chat-response.ts';
 import type { Usage } from '../../canonical/usage.ts';
-import { promptBlocked, protocolError } from './gemini-errors.ts';
+import { protocolError } from '../upstream-exchange.ts';
+import { promptBlocked } from './gemini-errors.ts';
 import { toolCallId } from './gemini-tool-call-ids.ts';
 import type { GeminiCandidate, GeminiResponse, GeminiUsageMetadata } from './gemini-types.ts';
 

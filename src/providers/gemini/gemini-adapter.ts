@@ -6,23 +6,21 @@
 import type { StreamChunk } from '../../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../../canonical/chat-request.ts';
 import { withDefaults } from '../openai/request-defaults.ts';
-import {
-  type AttemptContext,
-  type CompletionResult,
-  type DeploymentSettings,
-  type ProviderAdapter,
-  timeLeft,
+import type {
+  AttemptContext,
+  CompletionResult,
+  DeploymentSettings,
+  ProviderAdapter,
 } from '../provider-adapter.ts';
-import { FirstChunkTimeoutError, sendUpstream, type UpstreamResponse } from '../send-upstream.ts';
+import type { UpstreamResponse } from '../send-upstream.ts';
 import { classifyTransportError } from '../upstream-error.ts';
+import { expectStream, readJsonAnswer, sendRequest, withFirstChunkDeadline } from '../upstream-exchange.ts';
 import { UpstreamPool } from '../upstream-pool.ts';
 import { fromGeminiResponse, type ResponseIdentity } from './from-gemini-response.ts';
-import { classifyGeminiErrorResponse, protocolError } from './gemini-errors.ts';
+import { classifyGeminiErrorResponse } from './gemini-errors.ts';
 import { GEMINI_REQUEST_DEFAULT_PARAMS, type GeminiEndpoint, geminiEndpoint } from './gemini-settings.ts';
 import { geminiChunks } from './gemini-stream.ts';
 import { toGeminiRequest } from './to-gemini-request.ts';
-
-const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 export class GeminiAdapter implements ProviderAdapter {
   private readonly endpoint: GeminiEndpoint;
@@ -42,18 +40,7 @@ export class GeminiAdapter implements ProviderAdapter {
     const identity = this.identity(request.model, context);
     const response = await this.send(request.model, body, context, false);
     if (response.status >= 400) throw await classifyGeminiErrorResponse(response);
-    let text: string;
-    try {
-      text = await response.text(MAX_RESPONSE_BYTES);
-    } catch (error) {
-      throw classifyTransportError(error);
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw protocolError('the upstream answered with malformed JSON');
-    }
+    const { parsed } = await readJsonAnswer(response);
     return { response: fromGeminiResponse(parsed, identity) };
   }
 
@@ -62,24 +49,9 @@ export class GeminiAdapter implements ProviderAdapter {
     const response = await this.send(request.model, body, context, true);
     try {
       if (response.status >= 400) throw await classifyGeminiErrorResponse(response);
-      if (!String(response.headers['content-type'] ?? '').includes('text/event-stream'))
-        throw protocolError('the upstream did not answer with an event stream');
-      // Until the first chunk the request deadline applies: keep-alive comments do not count.
-      const waitMs = timeLeft(context.deadline, this.settings.timeouts.totalMs);
-      let firstChunkTimer: NodeJS.Timeout | undefined = setTimeout(
-        () => response.abort(new FirstChunkTimeoutError(waitMs)),
-        waitMs,
-      );
-      try {
-        for await (const chunk of geminiChunks(response.body, this.identity(request.model, context))) {
-          if (firstChunkTimer) firstChunkTimer = void clearTimeout(firstChunkTimer);
-          yield chunk;
-        }
-      } catch (error) {
-        throw classifyTransportError(error);
-      } finally {
-        clearTimeout(firstChunkTimer);
-      }
+      expectStream(response, 'text/event-stream');
+      const chunks = geminiChunks(response.body, this.identity(request.model, context));
+      yield* withFirstChunkDeadline(response, this.settings, context, chunks);
     } finally {
       response.cancel();
     }
@@ -106,36 +78,23 @@ export class GeminiAdapter implements ProviderAdapter {
     };
   }
 
-  private async send(
+  private send(
     model: string,
     body: string,
     context: AttemptContext,
     streaming: boolean,
   ): Promise<UpstreamResponse> {
-    const { timeouts } = this.settings;
     // A wildcard deployment (`gemini/*`) calls the model the caller named.
     const endpoint =
       model === this.settings.model ? this.endpoint : geminiEndpoint(this.settings.params, model);
-    try {
-      return await sendUpstream({
-        dispatcher: this.pool.dispatcher,
-        path: streaming ? endpoint.streamPath : endpoint.completePath,
-        headers: {
-          ...endpoint.headers,
-          ...context.forwardedHeaders,
-          'content-type': 'application/json',
-          accept: streaming ? 'text/event-stream' : 'application/json',
-        },
-        body,
-        signal: context.signal,
-        poolTimeoutMs: timeouts.poolMs,
-        headersTimeoutMs: timeLeft(context.deadline, streaming ? timeouts.streamIdleMs : timeouts.headersMs),
-        bodyTimeoutMs: streaming ? timeouts.streamIdleMs : timeouts.totalMs,
-        ...(streaming ? {} : { totalTimeoutMs: timeLeft(context.deadline, timeouts.totalMs) }),
-      });
-    } catch (error) {
-      throw classifyTransportError(error);
-    }
+    const headers = {
+      ...endpoint.headers,
+      ...context.forwardedHeaders,
+      'content-type': 'application/json',
+      accept: streaming ? 'text/event-stream' : 'application/json',
+    };
+    const path = streaming ? endpoint.streamPath : endpoint.completePath;
+    return sendRequest(this.pool, this.settings, { path, headers, body }, context, streaming);
   }
 }
 

@@ -81,15 +81,6 @@ export function promptBlocked(reason: unknown): UpstreamError {
   });
 }
 
-export function protocolError(message: string, providerCode?: string): UpstreamError {
-  return new UpstreamError({
-    kind: 'protocol',
-    retryable: true,
-    message,
-    ...(providerCode !== undefined ? { providerCode } : {}),
-  });
-}
-
 function isEncoded(headers: ResponseHeaders): boolean {
   const encoding = headers['content-encoding'];
   return encoding !== undefined && encoding !== 'identity';

@@ -6,8 +6,9 @@
 import { type ChatCompletionChunk, chunkFromObject, type StreamChunk } from '../../canonical/chat-chunk.ts';
 import type { Usage } from '../../canonical/usage.ts';
 import { DEFAULT_SSE_LIMITS, type SseLimits, SseParser } from '../../lib/sse.ts';
+import { protocolError } from '../upstream-exchange.ts';
 import { finishReasonOf, firstCandidate, type ResponseIdentity, usageOf } from './from-gemini-response.ts';
-import { protocolError, shortCode } from './gemini-errors.ts';
+import { shortCode } from './gemini-errors.ts';
 import { toolCallId } from './gemini-tool-call-ids.ts';
 import type { GeminiResponse } from './gemini-types.ts';
 
