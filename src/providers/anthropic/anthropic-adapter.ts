@@ -7,12 +7,11 @@ import type { StreamChunk } from '../../canonical/chat-chunk.ts';
 import { type ChatRequest, nativeBody } from '../../canonical/chat-request.ts';
 import type { Usage } from '../../canonical/usage.ts';
 import type { Endpoint } from '../openai/openai-compatible-adapter.ts';
-import {
-  type AttemptContext,
-  type CompletionResult,
-  type DeploymentSettings,
-  type ProviderAdapter,
-  timeLeft,
+import type {
+  AttemptContext,
+  CompletionResult,
+  DeploymentSettings,
+  ProviderAdapter,
 } from '../provider-adapter.ts';
 import type { UpstreamResponse } from '../send-upstream.ts';
 import { classifyTransportError, LocalFailure } from '../upstream-error.ts';

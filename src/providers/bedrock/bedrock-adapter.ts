@@ -5,11 +5,11 @@
  */
 import type { StreamChunk } from '../../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../../canonical/chat-request.ts';
-import {
-  type AttemptContext,
-  type CompletionResult,
-  type DeploymentSettings,
-  type ProviderAdapter,
+import type {
+  AttemptContext,
+  CompletionResult,
+  DeploymentSettings,
+  ProviderAdapter,
 } from '../provider-adapter.ts';
 import type { UpstreamResponse } from '../send-upstream.ts';
 import { LocalFailure, UpstreamError } from '../upstream-error.ts';

@@ -8,11 +8,13 @@ import type { Database } from './create-database.ts';
 import * as identities from './migrations/0001-identities.ts';
 import * as mcp from './migrations/0002-mcp.ts';
 import * as keyCreator from './migrations/0003-key-creator.ts';
+import * as spend from './migrations/0004-spend.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
   '0002-mcp': mcp,
   '0003-key-creator': keyCreator,
+  '0004-spend': spend,
 };
 
 export interface MigrationReport {

@@ -84,6 +84,66 @@ export interface DatabaseSchema {
   mcp_bindings: McpBindingsTable;
   mcp_tool_policies: McpToolPoliciesTable;
   mcp_approval_requests: McpApprovalRequestsTable;
+  spend_logs: SpendLogsTable;
+  spend_daily: SpendDailyTable;
+  spend_outbox: SpendOutboxTable;
+}
+
+/** One answered (or failed) proxied request; booleans are 0/1 on both dialects. */
+export interface SpendLogsTable {
+  request_id: string;
+  /** Epoch milliseconds when the request was settled. */
+  created_at: number;
+  key_id: string | null;
+  user_id: string | null;
+  team_id: string | null;
+  organization_id: string | null;
+  /** The public model the caller asked for. */
+  model: string;
+  /** The model group that answered (another one after a fallback). */
+  model_group: string | null;
+  deployment_id: string | null;
+  endpoint: string;
+  attempts: number;
+  stream: number;
+  status: number;
+  /** 0 when a provider call reported no usage (never estimated). */
+  usage_known: number;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  reasoning_tokens: number | null;
+  cached_tokens: number | null;
+  cache_creation_tokens: number | null;
+  total_tokens: number | null;
+  /** USD; null when the usage or a price is unknown. */
+  cost: number | null;
+  latency_ms: number;
+  ttft_ms: number | null;
+  cache_hit: number;
+}
+
+/** Daily totals per scope (`key`, `user`, `team`, `organization`, or `all` with scope_id '') and model. */
+export interface SpendDailyTable {
+  /** YYYY-MM-DD, UTC. */
+  day: string;
+  scope_type: string;
+  scope_id: string;
+  model: string;
+  requests: number;
+  failed_requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  unknown_usage_requests: number;
+  cost: number;
+}
+
+/** Charges accepted durably (outbox mode) and not yet moved into spend_logs and spend_daily. */
+export interface SpendOutboxTable {
+  request_id: string;
+  created_at: number;
+  /** JSON of the spend record. */
+  record: string;
 }
 
 /** MCP tool servers; the bearer token is stored encrypted (`auth_token_sealed`) and never returned. */
