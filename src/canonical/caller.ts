@@ -1,7 +1,17 @@
 /** The authenticated caller of a request, as identity/ resolves it from a bearer key. */
 
+/**
+ * Spend budgets of an organization, team, user or key, in USD (null: none). `budget_duration` is `Nd`
+ * or `Nh` (null: a lifetime budget); see budget-window.ts.
+ */
+export interface BudgetFields {
+  max_budget: number | null;
+  soft_budget: number | null;
+  budget_duration: string | null;
+}
+
 /** Identity rate-limit fields shared by organizations, teams, users and keys (null disables a check). */
-export interface LimitFields {
+export interface LimitFields extends BudgetFields {
   rpm_limit: number | null;
   tpm_limit: number | null;
   rph_limit: number | null;
@@ -27,10 +37,22 @@ export const limitFieldNames = [
 
 export type ScopeKind = 'org' | 'team' | 'user' | 'key';
 
+/** A scope's budget, ready for admission: amounts in integer micro-USD, the window in milliseconds. */
+export interface ScopeBudget {
+  /** Hard limit: spend at or above it refuses the next request (null: only a soft budget). */
+  readonly maxMicros: number | null;
+  /** Warning threshold (null: none). */
+  readonly softMicros: number | null;
+  /** Window length; 0 for a lifetime budget. */
+  readonly durationMs: number;
+}
+
 export interface ScopePolicy {
   readonly kind: ScopeKind;
   readonly id: string;
   readonly limits: Readonly<LimitFields>;
+  /** Null when the scope has neither max_budget nor soft_budget. */
+  readonly budget: ScopeBudget | null;
 }
 
 export interface Caller {

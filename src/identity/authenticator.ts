@@ -6,7 +6,8 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Caller, ScopePolicy } from '../canonical/caller.ts';
+import { scopeBudget } from '../canonical/budget-window.ts';
+import type { Caller, LimitFields, ScopeKind, ScopePolicy } from '../canonical/caller.ts';
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import { ApiKeyRepository } from '../store/db/repositories/api-key-repository.ts';
@@ -188,11 +189,10 @@ export class Authenticator implements InvalidationListener {
       ? await new OrganizationRepository(db).get(organizationId)
       : undefined;
     const scopes: ScopePolicy[] = [];
-    if (organization)
-      scopes.push({ kind: 'org', id: organization.organization_id, limits: limitsFromRecord(organization) });
-    if (team) scopes.push({ kind: 'team', id: team.team_id, limits: limitsFromRecord(team) });
-    if (user) scopes.push({ kind: 'user', id: user.user_id, limits: limitsFromRecord(user) });
-    scopes.push({ kind: 'key', id: key.key_id, limits: limitsFromRecord(key) });
+    if (organization) scopes.push(scopePolicy('org', organization.organization_id, organization));
+    if (team) scopes.push(scopePolicy('team', team.team_id, team));
+    if (user) scopes.push(scopePolicy('user', user.user_id, user));
+    scopes.push(scopePolicy('key', key.key_id, key));
     const caller: Caller = Object.freeze({
       kind: 'api_key',
       keyId: key.key_id,
@@ -208,6 +208,11 @@ export class Authenticator implements InvalidationListener {
     });
     return { status: key.blocked ? 'blocked' : 'ok', caller, expiresAt: now + ttlMs };
   }
+}
+
+/** A scope's limits and its budget (amounts and window precomputed, so admission does no parsing). */
+function scopePolicy(kind: ScopeKind, id: string, record: LimitFields): ScopePolicy {
+  return { kind, id, limits: limitsFromRecord(record), budget: scopeBudget(record) };
 }
 
 function matches(caller: Caller, target: InvalidationTarget): boolean {

@@ -29,7 +29,7 @@ import type { DatabaseSchema } from '../store/db/tables.ts';
 import type { KeyBody, OrganizationBody, TeamBody, UserBody } from './admin-schemas.ts';
 import { displayPrefix, generateApiKeySecret, type KeyHasher } from './api-key-secret.ts';
 import type { AuthInvalidationPublisher, InvalidationTarget } from './auth-invalidation.ts';
-import { checkModelMaps, normalizeModelMaps } from './limit-fields.ts';
+import { checkBudgets, checkModelMaps, normalizeModelMaps } from './limit-fields.ts';
 
 export interface IdentityAdminOptions {
   db: Kysely<DatabaseSchema>;
@@ -294,7 +294,7 @@ function userChanges(body: UserBody): UserChanges {
 }
 
 function validLimits<T extends Partial<LimitFields>>(body: T): T {
-  const problem: GatewayError | undefined = checkModelMaps(body);
+  const problem: GatewayError | undefined = checkModelMaps(body) ?? checkBudgets(body);
   if (problem) throw problem;
   return normalizeModelMaps(body);
 }

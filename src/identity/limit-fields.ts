@@ -4,7 +4,8 @@
  * enforces what JSON Schema cannot (UTF-8 byte length of model ids, stored JSON size).
  */
 import Type from 'typebox';
-import type { LimitFields } from '../canonical/caller.ts';
+import { BUDGET_DURATION_PATTERN, budgetDurationMs, MAX_BUDGET_USD } from '../canonical/budget-window.ts';
+import type { BudgetFields, LimitFields } from '../canonical/caller.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import type { GatewayError } from '../lib/gateway-error.ts';
 
@@ -20,6 +21,8 @@ const nullable = <T extends Type.TSchema>(schema: T) => Type.Optional(Type.Union
 const modelMap = <T extends Type.TSchema>(value: T) =>
   nullable(Type.Record(Type.String(), value, { maxProperties: MAX_MODEL_MAP_ENTRIES }));
 
+const Usd = Type.Number({ minimum: 0, maximum: MAX_BUDGET_USD, description: 'USD, 0 to 1e12' });
+
 /** Fields every scope (organization, team, user, key) accepts. */
 export const scopeLimitProperties = {
   rpm_limit: nullable(Count),
@@ -30,6 +33,14 @@ export const scopeLimitProperties = {
   output_tpm_limit: nullable(OutputTokens),
   model_rpm_limit: modelMap(Count),
   model_tpm_limit: modelMap(Count),
+  max_budget: nullable(Usd),
+  soft_budget: nullable(Usd),
+  budget_duration: nullable(
+    Type.String({
+      pattern: BUDGET_DURATION_PATTERN,
+      description: 'must be Nd (1-365) or Nh (1-8760), e.g. 1d, 7d, 30d, 12h; null for a lifetime budget',
+    }),
+  ),
 };
 
 /** Per-model output-token limits: team and key only. */
@@ -58,6 +69,28 @@ export function checkModelMaps(body: Partial<LimitFields>): GatewayError | undef
       );
     }
   }
+  return undefined;
+}
+
+/**
+ * What the schema cannot say about budgets: finite amounts (also when called without the schema),
+ * soft_budget at most max_budget when both are sent, and the duration's range; a 400 naming the field.
+ */
+export function checkBudgets(body: Partial<BudgetFields>): GatewayError | undefined {
+  for (const name of ['max_budget', 'soft_budget'] as const) {
+    const value = body[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_BUDGET_USD)
+      return errors.invalidRequest(`${name}: must be a number of USD from 0 to 1e12, or null.`, name);
+  }
+  const { max_budget: max, soft_budget: soft, budget_duration: duration } = body;
+  if (typeof max === 'number' && typeof soft === 'number' && soft > max)
+    return errors.invalidRequest('soft_budget: must not exceed max_budget.', 'soft_budget');
+  if (typeof duration === 'string' && budgetDurationMs(duration) === undefined)
+    return errors.invalidRequest(
+      'budget_duration: must be Nd (1-365) or Nh (1-8760), e.g. 1d, 7d, 30d; null for a lifetime budget.',
+      'budget_duration',
+    );
   return undefined;
 }
 

@@ -12,5 +12,8 @@ export function limitsFromRecord(record: LimitFields): LimitFields {
     model_rpm_limit: record.model_rpm_limit,
     model_tpm_limit: record.model_tpm_limit,
     model_output_tpm_limit: record.model_output_tpm_limit,
+    max_budget: record.max_budget,
+    soft_budget: record.soft_budget,
+    budget_duration: record.budget_duration,
   });
 }

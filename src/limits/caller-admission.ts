@@ -2,9 +2,11 @@
  * Identity admission: one atomic round trip to the shared store checks every configured scope and
  * window (and max_parallel_requests) before the provider is called; a rejected request changes no
  * counter. The answer is rate-limit headers and a ticket whose settlement corrects token counters with
- * the real usage and releases the in-flight slot, in one more round trip, off the response path.
+ * the real usage, adds the request's cost to every budgeted scope's spend and releases the in-flight
+ * slot, in one more round trip, off the response path. Budgets are read in the admission round trip too.
  * While Redis is unreachable, `fail_open` uses this process's counters and `fail_closed` answers 503.
  */
+import { budgetWindow } from '../canonical/budget-window.ts';
 import type { Caller, ScopeKind } from '../canonical/caller.ts';
 import { ErrorType } from '../lib/error-catalogue.ts';
 import { GatewayError } from '../lib/gateway-error.ts';
@@ -16,6 +18,16 @@ import {
   windowKey,
 } from '../store/shared/rate-limit-counters.ts';
 import { type SharedStore, SharedStoreUnavailableError } from '../store/shared/shared-store.ts';
+import {
+  BUDGET_WARNING_HEADER,
+  type BudgetPlan,
+  budgetCharges,
+  budgetRejection,
+  budgetWarningValue,
+  planBudgets,
+  type ReachedBudget,
+  softBudgetsReached,
+} from './budget-checks.ts';
 import { type PlannedCheck, planChecks } from './limit-checks.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
 
@@ -32,19 +44,24 @@ export interface AdmissionTicket {
   readonly headers: Readonly<Record<string, string>>;
   readonly reads: readonly number[];
   /**
-   * Reports the real token use, adds `adjustments`, and releases the slot. Resolves when the store has
-   * taken it (or failed to: failures are logged and counted, never thrown).
+   * Reports the real token use, adds `adjustments`, adds `cost` (USD; null or undefined: unknown, adds
+   * nothing) to the spend of every budgeted scope, and releases the slot, in one round trip. Resolves
+   * when the store has taken it (or failed to: failures are logged and counted, never thrown).
    */
-  settle(outcome: {
-    totalTokens?: number | undefined;
-    adjustments?: readonly CounterAdjustment[];
-  }): Promise<void>;
+  settle(outcome: SettleOutcome): Promise<void>;
   /**
    * Charges the caller's per-model limits of another model group (a fallback the router moves to), in
    * one round trip; false when one of them is exhausted, and then nothing is charged. Settlement
    * corrects these counters too.
    */
   admitModel(model: string): Promise<boolean>;
+}
+
+export interface SettleOutcome {
+  totalTokens?: number | undefined;
+  adjustments?: readonly CounterAdjustment[];
+  /** The request's cost in USD; null or undefined when unknown (adds nothing to budgets). */
+  cost?: number | null | undefined;
 }
 
 /** A check charged by this request, and when (the window it counted in). */
@@ -80,8 +97,12 @@ const dimensionNames: Record<string, string> = {
   model_tpm: 'tokens per minute for this model',
 };
 
+/** Soft-budget warnings logged: scope → window index, so each is logged once per window per process. */
+const MAX_WARNED = 10_000;
+
 export class CallerAdmission {
   private readonly options: CallerAdmissionOptions;
+  private readonly warned = new Map<string, number>();
 
   constructor(options: CallerAdmissionOptions) {
     this.options = options;
@@ -91,7 +112,13 @@ export class CallerAdmission {
     const { caller } = input;
     const planned = caller.kind === 'master' ? [] : planChecks(caller, input.model, input.tokenEstimate);
     const slotLimit = caller.kind === 'master' ? null : caller.maxParallelRequests;
-    if (planned.length === 0 && slotLimit === null && input.reads.length === 0) {
+    const budgets = planBudgets(caller);
+    if (
+      planned.length === 0 &&
+      slotLimit === null &&
+      input.reads.length === 0 &&
+      budgets.checks.length === 0
+    ) {
       // fail_closed refuses every request while the store is down, also those with nothing to count.
       if (this.options.degradedMode === 'fail_closed' && !this.options.store.isAvailable()) {
         this.options.metrics.rateLimitStoreErrors.inc();
@@ -112,9 +139,10 @@ export class CallerAdmission {
       checks: planned.map((item) => item.check),
       reads: input.reads,
       ...(slot ? { slot } : {}),
+      ...(budgets.checks.length > 0 ? { budgets: budgets.checks } : {}),
     };
     const { response, store } = await this.send((target) => target.admit(request));
-    if (!response.admitted) throw this.rejection(planned, response, slot?.limit);
+    if (!response.admitted) throw this.rejection(planned, response, slot?.limit, budgets);
     this.countDecisions(planned, 'allowed');
     const headers = rateLimitHeaders(
       planned.map((item, index) => ({
@@ -123,11 +151,16 @@ export class CallerAdmission {
         reset: response.resets[index]!,
       })),
     );
+    const reached = budgets.checks.length > 0 ? softBudgetsReached(budgets, response.spent) : undefined;
+    if (reached) {
+      headers[BUDGET_WARNING_HEADER] = budgetWarningValue(reached);
+      this.warnOnce(reached, response.now);
+    }
     const charged: Charged[] = planned.map((item) => ({ planned: item, at: response.now }));
     return {
       headers,
       reads: response.reads,
-      settle: (outcome) => this.settle(store, charged, input.tokenEstimate, slot, outcome),
+      settle: (outcome) => this.settle(store, charged, input.tokenEstimate, slot, outcome, budgets),
       admitModel: (model) => this.admitModel(input, model, charged),
     };
   }
@@ -141,7 +174,7 @@ export class CallerAdmission {
       settle: (outcome) =>
         charged.length === 0
           ? Promise.resolve()
-          : this.settle(this.options.store, charged, input.tokenEstimate, undefined, outcome),
+          : this.settle(this.options.store, charged, input.tokenEstimate, undefined, outcome, undefined),
       admitModel: (model) => this.admitModel(input, model, charged),
     };
   }
@@ -191,7 +224,8 @@ export class CallerAdmission {
     charged: readonly Charged[],
     estimate: number,
     slot: { key: string; member: string } | undefined,
-    outcome: { totalTokens?: number | undefined; adjustments?: readonly CounterAdjustment[] },
+    outcome: SettleOutcome,
+    budgets: BudgetPlan | undefined,
   ): Promise<void> {
     const adjustments: CounterAdjustment[] = [...(outcome.adjustments ?? [])];
     if (outcome.totalTokens !== undefined && outcome.totalTokens !== estimate) {
@@ -204,9 +238,14 @@ export class CallerAdmission {
         });
       }
     }
-    if (adjustments.length === 0 && !slot) return Promise.resolve();
+    const charges = budgets && budgetCharges(budgets, outcome.cost);
+    if (adjustments.length === 0 && !slot && !charges) return Promise.resolve();
     return store
-      .settle({ adjustments, ...(slot ? { release: { key: slot.key, member: slot.member } } : {}) })
+      .settle({
+        adjustments,
+        ...(slot ? { release: { key: slot.key, member: slot.member } } : {}),
+        ...(charges ? { budgets: charges } : {}),
+      })
       .catch((error: unknown) => {
         this.options.metrics.rateLimitStoreErrors.inc();
         this.options.logger.warn(
@@ -220,7 +259,14 @@ export class CallerAdmission {
     planned: readonly PlannedCheck[],
     response: Extract<AdmissionResponse, { admitted: false }>,
     slotLimit: number | undefined,
+    budgets: BudgetPlan,
   ): GatewayError {
+    const overBudget = budgets.planned[response.failed - planned.length - 1];
+    if (overBudget) {
+      this.options.metrics.budgetRejections.inc({ scope: overBudget.scope });
+      const headers = rateLimitHeaders([], planned);
+      return budgetRejection(overBudget, response.count, response.reset, response.now, headers);
+    }
     const retryAfter = Math.max(1, Math.ceil((response.reset - response.now) / 1000));
     const failed = planned[response.failed];
     if (!failed) {
@@ -249,6 +295,26 @@ export class CallerAdmission {
       retryAfter,
       headers,
     });
+  }
+
+  /** Logs a soft budget reached once per scope and window in this process. */
+  private warnOnce(reached: readonly ReachedBudget[], now: number): void {
+    for (const { item, spent } of reached) {
+      const scope = `${item.scope}:${item.id}`;
+      const window = budgetWindow(item.budget.durationMs, now).index;
+      if (this.warned.get(scope) === window) continue;
+      if (this.warned.size >= MAX_WARNED) this.warned.clear();
+      this.warned.set(scope, window);
+      this.options.logger.warn(
+        {
+          scope: item.scope,
+          id: item.id,
+          spentUsd: spent / 1e6,
+          softBudgetUsd: (item.budget.softMicros ?? 0) / 1e6,
+        },
+        `soft budget reached (${item.name})`,
+      );
+    }
   }
 
   private countDecisions(planned: readonly PlannedCheck[], outcome: 'allowed'): void {

@@ -78,6 +78,12 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
       help: 'Rate-limit operations that failed because the shared store did not answer.',
       registers,
     }),
+    budgetRejections: new Counter({
+      name: 'gateway_budget_rejections_total',
+      help: 'Requests refused because a spend budget was reached, by scope (organization, team, user, key).',
+      labelNames: ['scope'] as const,
+      registers,
+    }),
     rateLimitDegraded: new Gauge({
       name: 'gateway_ratelimit_degraded',
       help: '1 while rate limits run on per-process counters because the shared store is down.',

@@ -28,6 +28,7 @@ function isoTime(milliseconds: number): string {
 
 const NullableInteger = Type.Union([Type.Integer(), Type.Null()]);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
 const NullableMap = Type.Union([Type.Record(Type.String(), Type.Integer()), Type.Null()]);
 const Metadata = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]);
 
@@ -41,6 +42,9 @@ const limitViewProperties = {
   model_rpm_limit: NullableMap,
   model_tpm_limit: NullableMap,
   model_output_tpm_limit: NullableMap,
+  max_budget: NullableNumber,
+  soft_budget: NullableNumber,
+  budget_duration: NullableString,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 };

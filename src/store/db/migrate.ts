@@ -9,12 +9,14 @@ import * as identities from './migrations/0001-identities.ts';
 import * as mcp from './migrations/0002-mcp.ts';
 import * as keyCreator from './migrations/0003-key-creator.ts';
 import * as spend from './migrations/0004-spend.ts';
+import * as budgets from './migrations/0005-budgets.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
   '0002-mcp': mcp,
   '0003-key-creator': keyCreator,
   '0004-spend': spend,
+  '0005-budgets': budgets,
 };
 
 export interface MigrationReport {

@@ -11,6 +11,10 @@ export interface LimitColumns {
   model_rpm_limit: string | null;
   model_tpm_limit: string | null;
   model_output_tpm_limit: string | null;
+  /** Spend budgets in USD (migration 0005); `budget_duration` is `Nd`/`Nh`, null for a lifetime budget. */
+  max_budget: number | null;
+  soft_budget: number | null;
+  budget_duration: string | null;
 }
 
 export interface Timestamps {

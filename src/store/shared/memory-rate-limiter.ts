@@ -6,6 +6,8 @@ import type { Clock } from '../../lib/clock.ts';
 import {
   type AdmissionRequest,
   type AdmissionResponse,
+  type BudgetCharge,
+  budgetKey,
   MINUTE_MS,
   type SettlementRequest,
   windowEnd,
@@ -31,6 +33,18 @@ export class MemoryRateLimiter {
     const now = this.clock.now();
     this.sweep(now);
     const reads = (request.reads ?? []).map((key) => this.live(key, now)?.value ?? 0);
+    const budgets = request.budgets ?? [];
+    const spent: number[] = [];
+    for (let index = 0; index < budgets.length; index++) {
+      const budget = budgets[index]!;
+      const { key, end } = budgetKey(budget, now);
+      const value = this.live(key, now)?.value ?? 0;
+      if (budget.limit !== null && value >= budget.limit) {
+        const failed = request.checks.length + 1 + index;
+        return { admitted: false, now, failed, count: value, reset: end ?? 0, reads };
+      }
+      spent.push(value);
+    }
     const planned: Array<{ key: string; reset: number; ttl: number; current: number }> = [];
     for (let index = 0; index < request.checks.length; index++) {
       const check = request.checks[index]!;
@@ -64,7 +78,7 @@ export class MemoryRateLimiter {
       return counter.value;
     });
     if (slot) this.leases(slot.key, now).set(slot.member, now + slot.leaseMs);
-    return { admitted: true, now, counts, resets: planned.map((plan) => plan.reset), reads };
+    return { admitted: true, now, counts, resets: planned.map((plan) => plan.reset), reads, spent };
   }
 
   settle(request: SettlementRequest): void {
@@ -77,6 +91,21 @@ export class MemoryRateLimiter {
       }
     }
     if (request.release) this.slots.get(request.release.key)?.delete(request.release.member);
+    for (const charge of request.budgets ?? []) this.charge(charge, now);
+  }
+
+  /** Adds to a budget counter of the current window, or raises it (reconciliation, same window only). */
+  private charge(charge: BudgetCharge, now: number): void {
+    const { key, index, end } = budgetKey(charge, now);
+    if (charge.raiseInWindow !== undefined && charge.raiseInWindow !== index) return;
+    let counter = this.live(key, now);
+    if (!counter) {
+      counter = { value: 0, expiresAt: end ?? Number.POSITIVE_INFINITY };
+      this.counters.set(key, counter);
+    }
+    const amount = Math.round(charge.amount);
+    counter.value =
+      charge.raiseInWindow === undefined ? counter.value + amount : Math.max(counter.value, amount);
   }
 
   /** A minute counter's value (for tests and diagnostics). */

@@ -23,11 +23,37 @@ export interface SlotCheck {
   leaseMs: number;
 }
 
+/**
+ * A spend counter (integer micro-USD) of one budget. Its window is aligned to the epoch and chosen by the
+ * store's clock: the stored key is `<key>:<durationMs>:<floor(now / durationMs)>`, or `<key>:life` for a
+ * lifetime budget (durationMs 0), and a window's key expires at the window's end.
+ */
+export interface BudgetCounter {
+  key: string;
+  durationMs: number;
+}
+
+/** Refuses admission when the counter is at or above `limit` (null: read only, for a soft budget). */
+export interface BudgetCheck extends BudgetCounter {
+  limit: number | null;
+}
+
+/**
+ * Adds `amount` to a budget counter of the store's current window. With `raiseInWindow`, raises the
+ * counter to at least `amount` instead, only while that window index is still current (reconciliation).
+ */
+export interface BudgetCharge extends BudgetCounter {
+  amount: number;
+  raiseInWindow?: number;
+}
+
 export interface AdmissionRequest {
   checks: readonly CounterCheck[];
   slot?: SlotCheck;
   /** Minute counters to read in the same round trip (deployment usage for routing). */
   reads?: readonly string[];
+  /** Budgets, checked before every other check (read only: admission adds no spend). */
+  budgets?: readonly BudgetCheck[];
 }
 
 export type AdmissionResponse =
@@ -40,11 +66,16 @@ export type AdmissionResponse =
       /** Each check's window reset, epoch ms. */
       resets: number[];
       reads: number[];
+      /** Each budget's spend (micro-USD) in its current window. */
+      spent: number[];
     }
   | {
       admitted: false;
       now: number;
-      /** Index of the check that failed; `checks.length` means the slot check. */
+      /**
+       * Index of the check that failed; `checks.length` means the slot check and `checks.length + 1 + i`
+       * budget `i` (then `count` is its spend and `reset` its window end, 0 for a lifetime budget).
+       */
       failed: number;
       count: number;
       reset: number;
@@ -63,6 +94,7 @@ export interface CounterAdjustment {
 export interface SettlementRequest {
   adjustments: readonly CounterAdjustment[];
   release?: { key: string; member: string };
+  budgets?: readonly BudgetCharge[];
 }
 
 export const MINUTE_MS = 60_000;
@@ -79,6 +111,20 @@ export function windowStart(window: CounterWindow, now: number): number {
 /** The key a check's counter has at time `now`. */
 export function windowKey(check: Pick<CounterCheck, 'key' | 'window'>, now: number): string {
   return check.window === 'minute' ? check.key : `${check.key}:${windowStart(check.window, now)}`;
+}
+
+/** The stored key of a budget counter at `now`, and when its window ends (null: lifetime). */
+export function budgetKey(
+  counter: BudgetCounter,
+  now: number,
+): { key: string; index: number; end: number | null } {
+  if (counter.durationMs <= 0) return { key: `${counter.key}:life`, index: 0, end: null };
+  const index = Math.floor(now / counter.durationMs);
+  return {
+    key: `${counter.key}:${counter.durationMs}:${index}`,
+    index,
+    end: (index + 1) * counter.durationMs,
+  };
 }
 
 /** When a fixed window ends (hour, day). */

@@ -6,11 +6,17 @@
  * Minute counters are hashes {n = count, e = expiry ms} judged against that time (Redis expiry only
  * cleans up); hour and day counters are plain integers whose keys carry the window start.
  *
- * ADMIT  KEYS: counter keys…, [slot key], read keys…
- *        ARGV: now|'', checkCount, (window, limit, amount)…, slotLimit|'', slotMember, slotLeaseMs, readCount
- *        →  {1, now, count…, reset…, read…}  or  {0, now, failedIndex(1-based), count, reset, read…}
- * SETTLE KEYS: adjusted keys…, [slot key]
- *        ARGV: now|'', adjustmentCount, (window, delta, createMinute)…, slotMember|''
+ * Budget counters are integers (micro-USD) at `<key>:<durationMs>:<window index>` (expiring at the
+ * window's end) or `<key>:life`; admission only reads them, settlement adds to them.
+ *
+ * ADMIT  KEYS: counter keys…, [slot key], read keys…, budget keys…
+ *        ARGV: now|'', checkCount, (window, limit, amount)…, slotLimit|'', slotMember, slotLeaseMs, readCount,
+ *              budgetCount, (durationMs, limit|'')…
+ *        →  {1, now, count…, reset…, read…, spent…}  or  {0, now, failedIndex(1-based), count, reset, read…}
+ *           (a budget's failedIndex is checkCount + 1 + its 1-based index)
+ * SETTLE KEYS: adjusted keys…, [slot key], budget keys…
+ *        ARGV: now|'', adjustmentCount, (window, delta, createMinute)…, slotMember|'', budgetCount,
+ *              (durationMs, amount, raiseInWindow|'')…
  */
 const CLOCK = `
 local now
@@ -29,6 +35,15 @@ end
 local function saveMinute(key, count, expires)
   redis.call('HSET', key, 'n', count, 'e', expires)
   redis.call('PEXPIRE', key, math.max(1, expires - now) + 1000)
+end
+local function budgetKey(base, durationText)
+  local duration = tonumber(durationText)
+  if duration <= 0 then return base .. ':life', 0, 0 end
+  local index = math.floor(now / duration)
+  return base .. ':' .. durationText .. ':' .. string.format('%d', index), (index + 1) * duration, index
+end
+local function expireBudget(key, reset)
+  if reset > 0 and redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, math.max(1, reset - now)) end
 end`;
 
 export const ADMIT_SCRIPT = `${CLOCK}
@@ -49,6 +64,18 @@ local function rejected(index, count, reset)
   local result = {0, now, index, count, reset}
   for r = 1, readCount do result[5 + r] = reads[r] end
   return result
+end
+
+local budgetCount = tonumber(ARGV[slotAt + 4] or '0')
+local budgetFrom = readFrom + readCount
+local spent = {}
+for b = 1, budgetCount do
+  local at = slotAt + 5 + (b - 1) * 2
+  local key, reset = budgetKey(KEYS[budgetFrom + b], ARGV[at])
+  local value = tonumber(redis.call('GET', key) or '0')
+  local limit = ARGV[at + 1]
+  if limit ~= '' and value >= tonumber(limit) then return rejected(checkCount + 1 + b, value, reset) end
+  spent[b] = value
 end
 
 local keys, windows, counts, resets = {}, {}, {}, {}
@@ -101,6 +128,7 @@ local result = {1, now}
 for i = 1, checkCount do result[2 + i] = counts[i] end
 for i = 1, checkCount do result[2 + checkCount + i] = resets[i] end
 for r = 1, readCount do result[2 + checkCount * 2 + r] = reads[r] end
+for b = 1, budgetCount do result[2 + checkCount * 2 + readCount + b] = spent[b] end
 return result`;
 
 export const SETTLE_SCRIPT = `${CLOCK}
@@ -122,4 +150,18 @@ for i = 1, count do
 end
 local member = ARGV[3 + count * 3]
 if member ~= '' then redis.call('ZREM', KEYS[count + 1], member) end
+local budgetFrom = count + (member ~= '' and 1 or 0)
+local budgetCount = tonumber(ARGV[4 + count * 3] or '0')
+for b = 1, budgetCount do
+  local at = 5 + count * 3 + (b - 1) * 3
+  local key, reset, index = budgetKey(KEYS[budgetFrom + b], ARGV[at])
+  local raise = ARGV[at + 2]
+  if raise == '' then
+    redis.call('INCRBY', key, ARGV[at + 1])
+    expireBudget(key, reset)
+  elseif tonumber(raise) == index and tonumber(redis.call('GET', key) or '0') < tonumber(ARGV[at + 1]) then
+    redis.call('SET', key, ARGV[at + 1], 'KEEPTTL')
+    expireBudget(key, reset)
+  end
+end
 return 1`;

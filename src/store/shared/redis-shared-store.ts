@@ -59,25 +59,30 @@ export class RedisSharedStore implements SharedStore {
   async admit(request: AdmissionRequest): Promise<AdmissionResponse> {
     const { checks, slot } = request;
     const reads = request.reads ?? [];
+    const budgets = request.budgets ?? [];
     const keys = [
       ...checks.map((check) => this.prefix + check.key),
       ...(slot ? [this.prefix + slot.key] : []),
       ...reads.map((key) => this.prefix + key),
+      ...budgets.map((budget) => this.prefix + budget.key),
     ];
     const args: Array<string | number> = [this.clock ? this.clock.now() : '', checks.length];
     for (const check of checks) args.push(check.window, check.limit, check.amount);
-    args.push(slot ? slot.limit : '', slot?.member ?? '', slot?.leaseMs ?? 0, reads.length);
+    args.push(slot ? slot.limit : '', slot?.member ?? '', slot?.leaseMs ?? 0, reads.length, budgets.length);
+    for (const budget of budgets) args.push(budget.durationMs, budget.limit ?? '');
     const scripts = this.client as unknown as ScriptCommands;
     const reply = (await this.run(() => scripts.switchboardAdmit(keys.length, ...keys, ...args))).map(Number);
     const now = reply[1]!;
     if (reply[0] === 1) {
       const count = checks.length;
+      const readsAt = 2 + count * 2;
       return {
         admitted: true,
         now,
         counts: reply.slice(2, 2 + count),
-        resets: reply.slice(2 + count, 2 + count * 2),
-        reads: reply.slice(2 + count * 2),
+        resets: reply.slice(2 + count, readsAt),
+        reads: reply.slice(readsAt, readsAt + reads.length),
+        spent: reply.slice(readsAt + reads.length),
       };
     }
     return {
@@ -92,15 +97,19 @@ export class RedisSharedStore implements SharedStore {
 
   async settle(request: SettlementRequest): Promise<void> {
     const { adjustments, release } = request;
-    if (adjustments.length === 0 && !release) return;
+    const budgets = request.budgets ?? [];
+    if (adjustments.length === 0 && !release && budgets.length === 0) return;
     const keys = [
       ...adjustments.map((adjustment) => this.prefix + adjustment.key),
       ...(release ? [this.prefix + release.key] : []),
+      ...budgets.map((budget) => this.prefix + budget.key),
     ];
     const args: Array<string | number> = [this.clock ? this.clock.now() : '', adjustments.length];
     for (const adjustment of adjustments)
       args.push(adjustment.window, adjustment.delta, adjustment.createMinute ? '1' : '0');
-    args.push(release?.member ?? '');
+    args.push(release?.member ?? '', budgets.length);
+    for (const budget of budgets)
+      args.push(budget.durationMs, Math.round(budget.amount), budget.raiseInWindow ?? '');
     const scripts = this.client as unknown as ScriptCommands;
     await this.run(() => scripts.switchboardSettle(keys.length, ...keys, ...args));
   }

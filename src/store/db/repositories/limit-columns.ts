@@ -13,6 +13,9 @@ export function limitsFromColumns(row: LimitColumns): LimitFields {
     model_rpm_limit: parseJson(row.model_rpm_limit),
     model_tpm_limit: parseJson(row.model_tpm_limit),
     model_output_tpm_limit: parseJson(row.model_output_tpm_limit),
+    max_budget: row.max_budget,
+    soft_budget: row.soft_budget,
+    budget_duration: row.budget_duration,
   };
 }
 
@@ -26,9 +29,12 @@ export function columnsFromLimits(limits: Partial<LimitFields>): Partial<LimitCo
     'rpd_limit',
     'tpd_limit',
     'output_tpm_limit',
+    'max_budget',
+    'soft_budget',
   ] as const) {
     if (limits[name] !== undefined) columns[name] = limits[name];
   }
+  if (limits.budget_duration !== undefined) columns.budget_duration = limits.budget_duration;
   for (const name of ['model_rpm_limit', 'model_tpm_limit', 'model_output_tpm_limit'] as const) {
     const value = limits[name];
     if (value !== undefined) columns[name] = value === null ? null : JSON.stringify(value);
