@@ -7,6 +7,7 @@ import Type, { type Static } from 'typebox';
 const PositiveInteger = Type.Integer({ minimum: 1 });
 const NonNegativeInteger = Type.Integer({ minimum: 0 });
 const Seconds = Type.Number({ exclusiveMinimum: 0 });
+const Price = Type.Number({ minimum: 0 });
 
 export const routingStrategies = [
   'simple-shuffle',
@@ -62,8 +63,17 @@ export const ModelInfoSchema = Type.Object(
         'video_generation',
       ]),
     ),
-    input_cost_per_token: Type.Optional(Type.Number({ minimum: 0 })),
-    output_cost_per_token: Type.Optional(Type.Number({ minimum: 0 })),
+    // Prices in USD per unit under LiteLLM's names; each overrides the bundled price table (accounting/).
+    input_cost_per_token: Type.Optional(Price),
+    output_cost_per_token: Type.Optional(Price),
+    cache_read_input_token_cost: Type.Optional(Price),
+    cache_creation_input_token_cost: Type.Optional(Price),
+    output_cost_per_reasoning_token: Type.Optional(Price),
+    input_cost_per_image: Type.Optional(Price),
+    input_cost_per_second: Type.Optional(Price),
+    input_cost_per_query: Type.Optional(Price),
+    // The model whose table price applies (LiteLLM's convention for Azure deployment names).
+    base_model: Type.Optional(Type.String({ minLength: 1 })),
     max_input_tokens: Type.Optional(PositiveInteger),
     owned_by: Type.Optional(Type.String()),
   },

@@ -20,8 +20,19 @@ export interface ModelInfo {
   tpm_limit?: number;
   mode?: string;
   default_params?: Readonly<Record<string, unknown>>;
+  /** USD prices per unit; each overrides the bundled price table. */
   input_cost_per_token?: number;
   output_cost_per_token?: number;
+  cache_read_input_token_cost?: number;
+  cache_creation_input_token_cost?: number;
+  output_cost_per_reasoning_token?: number;
+  input_cost_per_image?: number;
+  /** Per second of input audio. */
+  input_cost_per_second?: number;
+  /** Per rerank search. */
+  input_cost_per_query?: number;
+  /** The model whose table price applies (an Azure deployment's underlying model). */
+  base_model?: string;
   max_input_tokens?: number;
   max_output_tokens?: number;
   owned_by?: string;

@@ -14,12 +14,24 @@ export const NOT_BUILT_YET: ReadonlyArray<{ key: string; default: unknown; featu
 ];
 
 /** model_info keys the gateway reads; any other is descriptive. */
-export const MODEL_INFO_READ = ['id', 'rpm_limit', 'tpm_limit', 'mode', 'max_input_tokens', 'owned_by'];
-
-const UNREAD_REASON: Readonly<Record<string, string>> = {
-  input_cost_per_token: 'no spend accounting yet',
-  output_cost_per_token: 'no spend accounting yet',
-};
+export const MODEL_INFO_READ = [
+  'id',
+  'rpm_limit',
+  'tpm_limit',
+  'mode',
+  'max_input_tokens',
+  'owned_by',
+  // Prices, read by accounting/price-book.ts.
+  'input_cost_per_token',
+  'output_cost_per_token',
+  'cache_read_input_token_cost',
+  'cache_creation_input_token_cost',
+  'output_cost_per_reasoning_token',
+  'input_cost_per_image',
+  'input_cost_per_second',
+  'input_cost_per_query',
+  'base_model',
+];
 
 export function checkInertSettings(file: ConfigFile, warnings: string[], issues: string[]): void {
   const general = (file.general_settings ?? {}) as Record<string, unknown>;
@@ -36,7 +48,7 @@ export function checkInertSettings(file: ConfigFile, warnings: string[], issues:
   }
   for (const [key, count] of unread) {
     warnings.push(
-      `model_info.${key} (${count} deployment${count > 1 ? 's' : ''}) is not read by Switchboard: ${UNREAD_REASON[key] ?? 'descriptive only'}`,
+      `model_info.${key} (${count} deployment${count > 1 ? 's' : ''}) is not read by Switchboard: descriptive only`,
     );
   }
 }

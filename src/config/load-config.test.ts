@@ -57,15 +57,22 @@ describe('configuration loading', () => {
     ]);
   });
 
-  it('warns once per descriptive model_info key that nothing reads', () => {
+  it('warns once per descriptive model_info key that nothing reads, and not about prices', () => {
     const config = parseConfig(
-      'model_list:\n  - { model_name: a, params: { provider: fake, model: a }, model_info: { supports_vision: true, input_cost_per_token: 0.1 } }\n  - { model_name: b, params: { provider: fake, model: b }, model_info: { supports_vision: false } }\n',
+      'model_list:\n  - { model_name: a, params: { provider: fake, model: a }, model_info: { supports_vision: true, input_cost_per_token: 0.1, base_model: gpt-4o } }\n  - { model_name: b, params: { provider: fake, model: b }, model_info: { supports_vision: false } }\n',
       { ...base },
     );
     expect(config.warnings).toEqual([
       'model_info.supports_vision (2 deployments) is not read by Switchboard: descriptive only',
-      'model_info.input_cost_per_token (1 deployment) is not read by Switchboard: no spend accounting yet',
     ]);
+  });
+
+  it('refuses a negative model_info price, naming its path', () => {
+    expect(
+      issuesOf(
+        'model_list:\n  - { model_name: a, params: { provider: fake, model: a }, model_info: { cache_read_input_token_cost: -1 } }\n',
+      ).join('\n'),
+    ).toMatch(/model_list\[0\]\.model_info\.cache_read_input_token_cost/);
   });
 
   it('reports every problem of a file, however many, and never starts with one (issue 10)', () => {

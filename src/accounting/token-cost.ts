@@ -1,0 +1,60 @@
+/** A model's prices per unit and the USD cost of one attempt's token usage at those prices. */
+import type { Usage } from '../canonical/usage.ts';
+
+/** Token rates that replace the base rates once a prompt is longer than `aboveInputTokens` (long-context pricing). */
+export interface PriceTier {
+  aboveInputTokens: number;
+  inputPerToken: number;
+  outputPerToken: number;
+  cachedInputPerToken?: number;
+  cacheCreationPerToken?: number;
+}
+
+/** USD per unit; absent fields are unknown. */
+export interface ModelPrices {
+  inputPerToken: number;
+  outputPerToken: number;
+  cachedInputPerToken?: number;
+  cacheCreationPerToken?: number;
+  reasoningPerToken?: number;
+  perImage?: number;
+  perAudioSecond?: number;
+  perRerankSearch?: number;
+  /** Ascending by threshold; the whole prompt and answer are priced at the highest tier the prompt exceeds. */
+  tiers?: readonly PriceTier[];
+}
+
+/**
+ * USD of one attempt's tokens. `prompt_tokens` includes cached and cache-creation tokens: those are
+ * priced at their own rates (the input rate when a rate is unknown), the rest at the input rate.
+ * Reasoning tokens are part of `completion_tokens`, priced at the output rate unless a reasoning rate is set.
+ */
+export function tokenCost(prices: ModelPrices, usage: Usage): number {
+  const rates = ratesFor(prices, usage.prompt_tokens);
+  const details = usage.prompt_tokens_details;
+  const cached = Math.min(count(details?.cached_tokens), usage.prompt_tokens);
+  const creation = Math.min(count(details?.cache_creation_tokens), usage.prompt_tokens - cached);
+  const uncached = usage.prompt_tokens - cached - creation;
+  const reasoning = Math.min(
+    count(usage.completion_tokens_details?.reasoning_tokens),
+    usage.completion_tokens,
+  );
+  return (
+    uncached * rates.inputPerToken +
+    cached * (rates.cachedInputPerToken ?? rates.inputPerToken) +
+    creation * (rates.cacheCreationPerToken ?? rates.inputPerToken) +
+    (usage.completion_tokens - reasoning) * rates.outputPerToken +
+    reasoning * (prices.reasoningPerToken ?? rates.outputPerToken)
+  );
+}
+
+function ratesFor(prices: ModelPrices, promptTokens: number): Omit<PriceTier, 'aboveInputTokens'> {
+  let rates: Omit<PriceTier, 'aboveInputTokens'> = prices;
+  for (const tier of prices.tiers ?? []) if (promptTokens > tier.aboveInputTokens) rates = tier;
+  return rates;
+}
+
+/** A provider's count, or 0 when it is missing or not a non-negative number. */
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
