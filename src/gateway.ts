@@ -3,6 +3,7 @@
  * app) and knows how to take it down in order. Used by the CLI and by tests that need a real gateway.
  */
 import { randomBytes } from 'node:crypto';
+import { SpendQueries } from './accounting/spend-queries.ts';
 import type { Config } from './config/config.ts';
 import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
@@ -204,6 +205,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       },
     },
     mcp,
+    spend: new SpendQueries({ db: database.db, clock }),
   });
 
   return {

@@ -1,5 +1,6 @@
 /** The Fastify instance type used by every route file, and the dependencies buildApp receives. */
 import type {} from '@fastify/swagger';
+import type { SpendQueries } from '../accounting/spend-queries.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
@@ -45,4 +46,6 @@ export interface AppDependencies {
   text: TextPipeline;
   routing: ReportSources & { events: FallbackEventLog };
   mcp: McpServices;
+  /** The admin read side of spend; without it the spend routes and view totals are left out. */
+  spend?: SpendQueries;
 }

@@ -27,6 +27,7 @@ import { registerMetricsRoute } from './routes/metrics-route.ts';
 import { registerModelRoutes } from './routes/model-routes.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerRoutingDiagnosticsRoutes } from './routes/routing-diagnostics-routes.ts';
+import { registerSpendRoutes } from './routes/spend-routes.ts';
 import { validatorCompiler } from './validator-compiler.ts';
 
 export const VERSION = '0.1.0';
@@ -74,6 +75,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerMcpServerRoutes(app, deps);
   registerMcpAccessRoutes(app, deps);
   registerLiteLlmManagementRoutes(app, deps);
+  registerSpendRoutes(app, deps);
   return app;
 }
 

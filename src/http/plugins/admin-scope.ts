@@ -20,8 +20,11 @@ type Input = {
 export type ScopeRule =
   /** Only the master key and proxy administrators. */
   | { kind: 'proxy' }
-  /** A list: an organization administrator sees only their organization's part of it. */
-  | { kind: 'list' }
+  /**
+   * A list: an organization administrator sees only their organization's part of it. With `filters`, the
+   * things its query names must belong to that organization (another organization's id is a 403).
+   */
+  | { kind: 'list'; filters?: (input: Input) => Array<OwnedThing | undefined> }
   /** Open to organization administrators (e.g. reading the MCP server catalogue). */
   | { kind: 'open' }
   /**
@@ -44,6 +47,16 @@ const scope = (body: Record<string, unknown>): OwnedThing | undefined =>
   typeof body.scope_type === 'string' && typeof body.scope_id === 'string'
     ? { kind: 'scope', scopeType: body.scope_type, scopeId: body.scope_id }
     : undefined;
+
+const spendList: ScopeRule = {
+  kind: 'list',
+  filters: ({ query }) => [
+    thing('organization', query.organization_id),
+    thing('team', query.team_id),
+    thing('user', query.user_id),
+    thing('key', query.key_id),
+  ],
+};
 
 /** Every admin route, by `METHOD url`. */
 export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
@@ -94,6 +107,7 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
     true,
   ),
   'DELETE /ui/api/keys/:key_id': owned(({ params }) => [thing('key', params.key_id)], true),
+  'GET /ui/api/audit': list,
   'GET /ui/api/mcp-servers': { kind: 'open' },
   'GET /ui/api/mcp-servers/:server_id': { kind: 'open' },
   'POST /ui/api/mcp-servers': proxy,
@@ -116,6 +130,8 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
     true,
   ),
   'GET /ui/api/mcp-approval-requests': list,
+  'GET /ui/api/spend/logs': spendList,
+  'GET /ui/api/spend/summary': spendList,
   'POST /ui/api/mcp-approval-requests/:approval_request_id/decision': owned(
     ({ params }) => [thing('approval', params.approval_request_id)],
     true,
@@ -155,6 +171,7 @@ async function enforce(
     query: (request.query ?? {}) as Record<string, unknown>,
   };
   if (rule.kind === 'list') {
+    if (rule.filters) await enforceFilters(rule.filters(input), organizationId, organizationOf);
     input.query.organization_id = organizationId; // the list is narrowed to the organization
     return;
   }
@@ -170,6 +187,20 @@ async function enforce(
   }
   if (rule.anchored && !anchored) {
     throw outsideScope('name something of your organization (organization_id, team_id, user_id or scope)');
+  }
+}
+
+/** A filter naming another organization, or a team, user or key of another one (or of none), is refused. */
+async function enforceFilters(
+  things: Array<OwnedThing | undefined>,
+  organizationId: string,
+  organizationOf: OrganizationOf,
+): Promise<void> {
+  for (const item of things) {
+    if (!item) continue;
+    const owner = item.kind === 'organization' ? item.id : await organizationOf.of(item);
+    if (owner !== undefined && owner !== organizationId)
+      throw outsideScope('the filter names something of another organization (or of none)');
   }
 }
 
