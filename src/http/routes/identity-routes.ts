@@ -14,10 +14,16 @@ import {
   TeamView,
   UserView,
 } from '../schemas/identity-views.ts';
+import { spendTotalsOf } from '../schemas/spend-views.ts';
 import { registerEntityRoutes } from './identity-entity-routes.ts';
 
-export function registerIdentityRoutes(app: App, deps: Pick<AppDependencies, 'identityAdmin'>): void {
+export function registerIdentityRoutes(
+  app: App,
+  deps: Pick<AppDependencies, 'identityAdmin' | 'spend'>,
+): void {
   const admin = deps.identityAdmin;
+  const organizationSpend = spendTotalsOf(deps.spend, 'organization', 'organization_id');
+  const teamSpend = spendTotalsOf(deps.spend, 'team', 'team_id');
   registerEntityRoutes(app, {
     path: '/ui/api/organizations',
     idName: 'org_id',
@@ -27,8 +33,8 @@ export function registerIdentityRoutes(app: App, deps: Pick<AppDependencies, 'id
     filters: ['organization_id'],
     upsert: (body: OrganizationBody) => admin.upsertOrganization(body),
     update: (id, body) => admin.updateOrganization(id, body),
-    get: (id) => admin.getOrganization(id),
-    list: (page, filters) => admin.listOrganizations(page, filters.organization_id),
+    get: (id) => organizationSpend.one(admin.getOrganization(id)),
+    list: (page, filters) => organizationSpend.page(admin.listOrganizations(page, filters.organization_id)),
     remove: (id) => admin.deleteOrganization(id),
   });
   registerEntityRoutes(app, {
@@ -40,8 +46,8 @@ export function registerIdentityRoutes(app: App, deps: Pick<AppDependencies, 'id
     filters: ['organization_id'],
     upsert: (body: TeamBody) => admin.upsertTeam(body),
     update: (id, body) => admin.updateTeam(id, body),
-    get: (id) => admin.getTeam(id),
-    list: (page, filters) => admin.listTeams(page, filters.organization_id),
+    get: (id) => teamSpend.one(admin.getTeam(id)),
+    list: (page, filters) => teamSpend.page(admin.listTeams(page, filters.organization_id)),
     remove: (id) => admin.deleteTeam(id),
   });
   registerEntityRoutes(app, {
@@ -58,10 +64,14 @@ export function registerIdentityRoutes(app: App, deps: Pick<AppDependencies, 'id
       admin.listUsers(page, { teamId: filters.team_id, organizationId: filters.organization_id }),
     remove: (id) => admin.deleteUser(id),
   });
-  registerKeyRoutes(app, admin);
+  registerKeyRoutes(app, admin, spendTotalsOf(deps.spend, 'key', 'key_id'));
 }
 
-function registerKeyRoutes(app: App, admin: AppDependencies['identityAdmin']): void {
+function registerKeyRoutes(
+  app: App,
+  admin: AppDependencies['identityAdmin'],
+  keySpend: ReturnType<typeof spendTotalsOf<'key_id'>>,
+): void {
   const onRequest = app.authenticateAdmin;
   const common = { tags: ['admin'], security: adminSecurity };
   const params = Type.Object({ key_id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -100,9 +110,11 @@ function registerKeyRoutes(app: App, admin: AppDependencies['identityAdmin']): v
     },
     async (request) => {
       const { limit = 100, offset = 0, user_id, team_id, organization_id } = request.query;
-      const page = await admin.listKeys(
-        { limit, offset },
-        { userId: user_id, teamId: team_id, organizationId: organization_id },
+      const page = await keySpend.page(
+        admin.listKeys(
+          { limit, offset },
+          { userId: user_id, teamId: team_id, organizationId: organization_id },
+        ),
       );
       return { object: 'list' as const, data: page.items.map(keyView), total: page.total, limit, offset };
     },
@@ -118,7 +130,7 @@ function registerKeyRoutes(app: App, admin: AppDependencies['identityAdmin']): v
         response: { 200: KeyView, ...errorResponses },
       },
     },
-    async (request) => keyView(await admin.getKey(request.params.key_id)),
+    async (request) => keyView(await keySpend.one(admin.getKey(request.params.key_id))),
   );
   app.put(
     '/ui/api/keys/:key_id',

@@ -1,6 +1,7 @@
 /** Public JSON views of identity records (ISO timestamps, never a key hash) and their schemas. */
 import Type, { type TSchema } from 'typebox';
 import type { ApiKeyRecord } from '../../store/db/repositories/api-key-repository.ts';
+import { SpendTotalsView } from './spend-views.ts';
 
 type Timestamped = { created_at: number; updated_at: number };
 
@@ -54,6 +55,7 @@ export const OrganizationView = Type.Object({
   organization_alias: NullableString,
   metadata: Metadata,
   ...limitViewProperties,
+  spend: Type.Optional(SpendTotalsView),
 });
 
 export const TeamView = Type.Object({
@@ -62,6 +64,7 @@ export const TeamView = Type.Object({
   organization_id: NullableString,
   metadata: Metadata,
   ...limitViewProperties,
+  spend: Type.Optional(SpendTotalsView),
 });
 
 export const UserView = Type.Object({
@@ -89,6 +92,7 @@ export const KeyView = Type.Object({
   max_parallel_requests: NullableInteger,
   metadata: Metadata,
   ...limitViewProperties,
+  spend: Type.Optional(SpendTotalsView),
 });
 
 export const CreatedKeyView = Type.Object({
