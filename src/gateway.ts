@@ -14,6 +14,7 @@ import { IdentityAdmin } from './identity/identity-admin.ts';
 import { OrganizationOf } from './identity/organization-of.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
+import { BudgetReconciler } from './limits/budget-reconciler.ts';
 import { CallerAdmission } from './limits/caller-admission.ts';
 import { DeploymentCapacity } from './limits/deployment-capacity.ts';
 import { createMcpServices } from './mcp/mcp-services.ts';
@@ -155,6 +156,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     slotLeaseMs: general.request_timeout_seconds * 1000 + 30_000,
   });
+  const budgetReconciler = new BudgetReconciler({
+    db: database.db,
+    store,
+    clock: options.storeClock ?? clock,
+    intervalMs: general.budget_reconcile_interval_seconds * 1000,
+    logger,
+  });
+  await budgetReconciler.start();
   const events = new FallbackEventLog();
   const router = new Router({
     registry,
@@ -219,6 +228,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ) {
       readiness.startDraining();
       clearInterval(invalidationWorker);
+      await budgetReconciler.stop();
       if (preStopMs > 0) await new Promise((resolve) => setTimeout(resolve, preStopMs));
       const closing = app.close();
       // Sockets that turn idle after the close began would wait for the keep-alive timeout otherwise.

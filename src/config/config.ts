@@ -91,6 +91,8 @@ export interface GeneralSettings {
   request_logging: boolean;
   mcp_tool_loop_max_iterations: number;
   mcp_catalog_refresh_interval_seconds: number;
+  /** How often budget counters are raised to the spend recorded in the database (0: only at start). */
+  budget_reconcile_interval_seconds: number;
   /** Host names /mcp answers to (Host and Origin checks against DNS rebinding); `*` allows any. */
   mcp_allowed_hosts: readonly string[];
   /** Hosts provider api_base and MCP base_url may name (exact or `*.domain`); null: any but link-local/metadata. */

@@ -258,6 +258,7 @@ function buildConfig(
       request_logging: general.request_logging ?? true,
       mcp_tool_loop_max_iterations: general.mcp_tool_loop_max_iterations ?? 10,
       mcp_catalog_refresh_interval_seconds: general.mcp_catalog_refresh_interval_seconds ?? 300,
+      budget_reconcile_interval_seconds: general.budget_reconcile_interval_seconds ?? 60,
       mcp_allowed_hosts: general.mcp_allowed_hosts ?? ['localhost', '127.0.0.1', '[::1]'],
       upstream_allowed_hosts: urlPolicy.allowedHosts,
     },

@@ -58,9 +58,23 @@ describe('LiteLLM-style clients', () => {
   });
 
   it('refuses LiteLLM fields that have no counterpart, naming them', async () => {
-    const refused = await call('POST', '/key/generate', { max_budget: 10 });
+    const refused = await call('POST', '/key/generate', { tags: ['a'] });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toContain('max_budget');
+    expect(refused.body.error.message).toContain('tags');
+  });
+
+  it('maps LiteLLM budgets (max_budget, soft_budget, budget_duration) and validates them strictly', async () => {
+    const budget = { max_budget: 10, soft_budget: 8, budget_duration: '30d' };
+    const generated = await call('POST', '/key/generate', budget);
+    expect(generated.status).toBe(200);
+    expect(generated.body).toMatchObject(budget);
+    const team = await call('POST', '/team/new', { max_budget: 100, budget_duration: null });
+    expect(team.body).toMatchObject({ max_budget: 100, soft_budget: null, budget_duration: null });
+    const updated = await call('POST', '/key/update', { key: generated.body.key, max_budget: 20 });
+    expect(updated.body).toMatchObject({ max_budget: 20, soft_budget: 8, budget_duration: '30d' });
+    const refused = await call('POST', '/key/generate', { max_budget: 1, soft_budget: 2 });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.param).toBe('soft_budget');
   });
 
   it('creates teams and users (with a key, as LiteLLM does) and lists deployments without secrets', async () => {

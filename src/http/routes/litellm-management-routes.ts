@@ -2,8 +2,9 @@
  * LiteLLM's most used management endpoints, as aliases of the admin API for clients and scripts
  * migrating from LiteLLM (issue 10; docs/migrating-from-litellm.md): /key/generate, /key/info,
  * /key/update, /key/delete, /team/new, /user/new and /model/info. Fields are LiteLLM's where they map
- * (`key_alias` → `key_name`, `user_email` → `email`, `user_role`); the rest of the body must be the
- * admin API's own fields, so an unsupported LiteLLM field (`max_budget` …) is a 400 naming it. Same
+ * (`key_alias` → `key_name`, `user_email` → `email`, `user_role`; `max_budget`, `soft_budget` and
+ * `budget_duration` are the same on both); the rest of the body must be the admin API's own fields, so
+ * an unsupported LiteLLM field (`tags` …) is a 400 naming it. Same
  * authentication as /ui/api; organization administrators use /ui/api (these aliases are proxy-wide).
  */
 import Type from 'typebox';
