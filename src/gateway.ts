@@ -31,7 +31,9 @@ import { Router } from './routing/router.ts';
 import { createStrategy } from './routing/strategies/create-strategy.ts';
 import { createDatabase, type Database } from './store/db/create-database.ts';
 import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
+import { AuditRetention } from './store/db/audit-retention.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
+import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
 import { RedisSharedStore } from './store/shared/redis-shared-store.ts';
@@ -105,6 +107,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     now: () => clock.now(),
   });
   const identityAdmin = new IdentityAdmin({ db: database.db, publisher, hashKey, clock });
+  const auditRetention = new AuditRetention({
+    database,
+    clock,
+    retentionDays: general.audit_retention_days,
+    onError: (error) => logger.warn({ err: error }, 'audit retention sweep failed'),
+  });
+  auditRetention.start();
   const invalidationWorker = general.cache_invalidation_worker_enabled
     ? setInterval(() => {
         publisher
@@ -196,6 +205,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     authenticator,
     identityAdmin,
     organizationOf: new OrganizationOf(database.db),
+    audit: new AuditRepository(database.db),
     registry,
     text,
     routing: {
@@ -228,6 +238,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ) {
       readiness.startDraining();
       clearInterval(invalidationWorker);
+      auditRetention.stop();
       await budgetReconciler.stop();
       if (preStopMs > 0) await new Promise((resolve) => setTimeout(resolve, preStopMs));
       const closing = app.close();

@@ -150,6 +150,7 @@ export const GeneralSettingsSchema = Type.Object(
     budget_reconcile_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
     mcp_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     upstream_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    audit_retention_days: Type.Optional(Type.Union([PositiveInteger, Type.Null()])),
   },
   { additionalProperties: false },
 );

@@ -97,6 +97,8 @@ export interface GeneralSettings {
   mcp_allowed_hosts: readonly string[];
   /** Hosts provider api_base and MCP base_url may name (exact or `*.domain`); null: any but link-local/metadata. */
   upstream_allowed_hosts: readonly string[] | null;
+  /** Days the audit log keeps an entry (default 365); null keeps entries forever. */
+  audit_retention_days: number | null;
 }
 
 export interface McpServerConfig {

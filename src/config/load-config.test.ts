@@ -82,7 +82,7 @@ describe('configuration loading', () => {
     );
     expect(issues).toHaveLength(21);
     expect(issues).toContain(
-      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts)',
+      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, audit_retention_days)',
     );
     expect(issues.some((issue) => issue.startsWith('general_settings.max_request_body_bytes:'))).toBe(true);
     expect(issues.some((issue) => issue.startsWith('router_settings.num_retries:'))).toBe(true);

@@ -261,6 +261,7 @@ function buildConfig(
       budget_reconcile_interval_seconds: general.budget_reconcile_interval_seconds ?? 60,
       mcp_allowed_hosts: general.mcp_allowed_hosts ?? ['localhost', '127.0.0.1', '[::1]'],
       upstream_allowed_hosts: urlPolicy.allowedHosts,
+      audit_retention_days: general.audit_retention_days === undefined ? 365 : general.audit_retention_days,
     },
     mcp_servers: buildMcpServers(file.mcp_servers ?? [], urlPolicy, issues),
   };

@@ -20,6 +20,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { Readiness } from '../observability/readiness.ts';
 import type { TextPipeline } from '../proxy/text-pipeline.ts';
 import type { ReportSources } from '../routing/deployment-report.ts';
+import type { AuditRepository } from '../store/db/repositories/audit-repository.ts';
 import type { FallbackEventLog } from '../routing/fallback-events.ts';
 import type { ModelRegistry } from '../routing/model-registry.ts';
 
@@ -41,6 +42,8 @@ export interface AppDependencies {
   identityAdmin: IdentityAdmin;
   /** Which organization an administered thing belongs to (scoped administration). */
   organizationOf: OrganizationOf;
+  /** The audit log's read side (GET /ui/api/audit). */
+  audit: Pick<AuditRepository, 'list'>;
   registry: ModelRegistry;
   /** The pipeline behind every text endpoint. */
   text: TextPipeline;

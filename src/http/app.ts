@@ -14,6 +14,7 @@ import { bodyReadDeadlinePlugin } from './plugins/body-read-deadline.ts';
 import { errorHandlerPlugin, sendGatewayError, toGatewayError } from './plugins/error-handler.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
 import { requestMetricsPlugin } from './plugins/request-metrics.ts';
+import { registerAuditRoutes } from './routes/audit-routes.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
 import { registerCompletionsRoute } from './routes/completions-route.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
@@ -66,6 +67,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerMetricsRoute(app, deps);
   registerRoutingDiagnosticsRoutes(app, deps);
   registerIdentityRoutes(app, deps);
+  registerAuditRoutes(app, deps);
   registerModelRoutes(app, deps);
   registerChatCompletionsRoute(app, deps);
   registerCompletionsRoute(app, deps);

@@ -1,13 +1,12 @@
 /**
  * The identity admin use cases: organizations, teams, users and API keys. Every change is validated
  * completely before anything is written, written in one transaction together with the invalidation of
- * cached authentications it affects, and the invalidation is published after commit.
+ * cached authentications it affects and the audit entry of the change (before and after, docs/audit.md),
+ * and the invalidation is published after commit.
  */
 import type { Kysely } from 'kysely';
-import type { LimitFields } from '../canonical/caller.ts';
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../lib/error-catalogue.ts';
-import type { GatewayError } from '../lib/gateway-error.ts';
 import { newId } from '../lib/random.ts';
 import {
   type ApiKeyChanges,
@@ -20,16 +19,23 @@ import {
   OrganizationRepository,
 } from '../store/db/repositories/organization-repository.ts';
 import { type TeamRecord, TeamRepository } from '../store/db/repositories/team-repository.ts';
-import {
-  type UserChanges,
-  type UserRecord,
-  UserRepository,
-} from '../store/db/repositories/user-repository.ts';
+import { type UserRecord, UserRepository } from '../store/db/repositories/user-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
+import { type AuditChange, type AuditContext, appendAudit, organizationOfTarget } from './admin-audit.ts';
 import type { KeyBody, OrganizationBody, TeamBody, UserBody } from './admin-schemas.ts';
 import { displayPrefix, generateApiKeySecret, type KeyHasher } from './api-key-secret.ts';
 import type { AuthInvalidationPublisher, InvalidationTarget } from './auth-invalidation.ts';
-import { checkBudgets, checkModelMaps, normalizeModelMaps } from './limit-fields.ts';
+import {
+  durationMs,
+  idMismatch,
+  MAX_KEY_LIFETIME_MS,
+  notFound,
+  requireKeyOwners,
+  requireMembership,
+  requireOrganization,
+  userChanges,
+  validLimits,
+} from './identity-admin-checks.ts';
 
 export interface IdentityAdminOptions {
   db: Kysely<DatabaseSchema>;
@@ -39,6 +45,9 @@ export interface IdentityAdminOptions {
 }
 
 type Transaction = Kysely<DatabaseSchema>;
+
+/** What a change's work returns: its result and the audit entry to append in the same transaction. */
+type Audited<T> = { result: T; audit: AuditChange };
 
 export class IdentityAdmin {
   private readonly db: Kysely<DatabaseSchema>;
@@ -58,27 +67,36 @@ export class IdentityAdmin {
   /** POST upsert: creates the organization, or updates it when `organization_id` exists. */
   async upsertOrganization(
     body: OrganizationBody,
+    context: AuditContext,
   ): Promise<{ record: OrganizationRecord; created: boolean }> {
     const changes = validLimits(body);
     const id = body.organization_id ?? newId('org');
-    return this.change([{ kind: 'organization', id }], async (trx) => {
+    return this.change([{ kind: 'organization', id }], context, async (trx) => {
       const repository = new OrganizationRepository(trx);
-      const exists = (await repository.get(id)) !== undefined;
-      if (exists) await repository.update(id, changes, this.clock.now());
+      const before = await repository.get(id);
+      if (before) await repository.update(id, changes, this.clock.now());
       else await repository.insert(id, changes, this.clock.now());
-      return { record: (await repository.get(id))!, created: !exists };
+      const record = (await repository.get(id))!;
+      const audit = entry(before ? 'update' : 'create', 'organization', id, id, before, record);
+      return { result: { record, created: !before }, audit };
     });
   }
 
-  async updateOrganization(id: string, body: OrganizationBody): Promise<OrganizationRecord> {
+  async updateOrganization(
+    id: string,
+    body: OrganizationBody,
+    context: AuditContext,
+  ): Promise<OrganizationRecord> {
     if (body.organization_id !== undefined && body.organization_id !== id)
       throw idMismatch('organization_id');
     const changes = validLimits(body);
-    return this.change([{ kind: 'organization', id }], async (trx) => {
+    return this.change([{ kind: 'organization', id }], context, async (trx) => {
       const repository = new OrganizationRepository(trx);
-      if (!(await repository.update(id, changes, this.clock.now())))
+      const before = await repository.get(id);
+      if (!before || !(await repository.update(id, changes, this.clock.now())))
         throw errors.notFound('organization', id);
-      return (await repository.get(id))!;
+      const record = (await repository.get(id))!;
+      return { result: record, audit: entry('update', 'organization', id, id, before, record) };
     });
   }
 
@@ -90,8 +108,8 @@ export class IdentityAdmin {
     return new OrganizationRepository(this.db).list(page, organizationId);
   }
 
-  async deleteOrganization(id: string): Promise<void> {
-    await this.change([{ kind: 'organization', id }], async (trx) => {
+  async deleteOrganization(id: string, context: AuditContext): Promise<void> {
+    await this.change([{ kind: 'organization', id }], context, async (trx) => {
       const repository = new OrganizationRepository(trx);
       const members = await repository.countMembers(id);
       if (members > 0) {
@@ -99,33 +117,40 @@ export class IdentityAdmin {
           `Organization '${id}' still has ${members} team(s) or user(s); delete them or move them to another organization first.`,
         );
       }
-      if (!(await repository.delete(id))) throw errors.notFound('organization', id);
+      const before = await repository.get(id);
+      if (!before || !(await repository.delete(id))) throw errors.notFound('organization', id);
+      return { result: undefined, audit: entry('delete', 'organization', id, id, before, null) };
     });
   }
 
   // Teams -----------------------------------------------------------------------------------------
 
-  async upsertTeam(body: TeamBody): Promise<{ record: TeamRecord; created: boolean }> {
+  async upsertTeam(body: TeamBody, context: AuditContext): Promise<{ record: TeamRecord; created: boolean }> {
     const changes = validLimits(body);
     const id = body.team_id ?? newId('team');
-    return this.change([{ kind: 'team', id }], async (trx) => {
+    return this.change([{ kind: 'team', id }], context, async (trx) => {
       await requireOrganization(trx, body.organization_id);
       const repository = new TeamRepository(trx);
-      const exists = (await repository.get(id)) !== undefined;
-      if (exists) await repository.update(id, changes, this.clock.now());
+      const before = await repository.get(id);
+      if (before) await repository.update(id, changes, this.clock.now());
       else await repository.insert(id, changes, this.clock.now());
-      return { record: (await repository.get(id))!, created: !exists };
+      const record = (await repository.get(id))!;
+      const audit = entry(before ? 'update' : 'create', 'team', id, record.organization_id, before, record);
+      return { result: { record, created: !before }, audit };
     });
   }
 
-  async updateTeam(id: string, body: TeamBody): Promise<TeamRecord> {
+  async updateTeam(id: string, body: TeamBody, context: AuditContext): Promise<TeamRecord> {
     if (body.team_id !== undefined && body.team_id !== id) throw idMismatch('team_id');
     const changes = validLimits(body);
-    return this.change([{ kind: 'team', id }], async (trx) => {
+    return this.change([{ kind: 'team', id }], context, async (trx) => {
       await requireOrganization(trx, body.organization_id);
       const repository = new TeamRepository(trx);
-      if (!(await repository.update(id, changes, this.clock.now()))) throw errors.notFound('team', id);
-      return (await repository.get(id))!;
+      const before = await repository.get(id);
+      if (!before || !(await repository.update(id, changes, this.clock.now())))
+        throw errors.notFound('team', id);
+      const record = (await repository.get(id))!;
+      return { result: record, audit: entry('update', 'team', id, record.organization_id, before, record) };
     });
   }
 
@@ -138,35 +163,45 @@ export class IdentityAdmin {
   }
 
   /** Deletes the team and its keys; its users stay, without a team. */
-  async deleteTeam(id: string): Promise<void> {
-    await this.change([{ kind: 'team', id }], async (trx) => {
-      if (!(await new TeamRepository(trx).delete(id))) throw errors.notFound('team', id);
+  async deleteTeam(id: string, context: AuditContext): Promise<void> {
+    await this.change([{ kind: 'team', id }], context, async (trx) => {
+      const repository = new TeamRepository(trx);
+      const before = await repository.get(id);
+      if (!before || !(await repository.delete(id))) throw errors.notFound('team', id);
+      return { result: undefined, audit: entry('delete', 'team', id, before.organization_id, before, null) };
     });
   }
 
   // Users -----------------------------------------------------------------------------------------
 
-  async upsertUser(body: UserBody): Promise<{ record: UserRecord; created: boolean }> {
+  async upsertUser(body: UserBody, context: AuditContext): Promise<{ record: UserRecord; created: boolean }> {
     const changes = userChanges(body);
     const id = body.user_id ?? newId('user');
-    return this.change([{ kind: 'user', id }], async (trx) => {
+    return this.change([{ kind: 'user', id }], context, async (trx) => {
       await requireMembership(trx, body.team_id, body.organization_id);
       const repository = new UserRepository(trx);
-      const exists = (await repository.get(id)) !== undefined;
-      if (exists) await repository.update(id, changes, this.clock.now());
+      const before = await repository.get(id);
+      if (before) await repository.update(id, changes, this.clock.now());
       else await repository.insert(id, changes, this.clock.now());
-      return { record: (await repository.get(id))!, created: !exists };
+      const record = (await repository.get(id))!;
+      const organization = await organizationOfTarget(trx, { kind: 'user', id });
+      const audit = entry(before ? 'update' : 'create', 'user', id, organization, before, record);
+      return { result: { record, created: !before }, audit };
     });
   }
 
-  async updateUser(id: string, body: UserBody): Promise<UserRecord> {
+  async updateUser(id: string, body: UserBody, context: AuditContext): Promise<UserRecord> {
     if (body.user_id !== undefined && body.user_id !== id) throw idMismatch('user_id');
     const changes = userChanges(body);
-    return this.change([{ kind: 'user', id }], async (trx) => {
+    return this.change([{ kind: 'user', id }], context, async (trx) => {
       await requireMembership(trx, body.team_id, body.organization_id);
       const repository = new UserRepository(trx);
-      if (!(await repository.update(id, changes, this.clock.now()))) throw errors.notFound('user', id);
-      return (await repository.get(id))!;
+      const before = await repository.get(id);
+      if (!before || !(await repository.update(id, changes, this.clock.now())))
+        throw errors.notFound('user', id);
+      const record = (await repository.get(id))!;
+      const organization = await organizationOfTarget(trx, { kind: 'user', id });
+      return { result: record, audit: entry('update', 'user', id, organization, before, record) };
     });
   }
 
@@ -182,45 +217,51 @@ export class IdentityAdmin {
   }
 
   /** Deletes the user and every key that belongs to them. */
-  async deleteUser(id: string): Promise<void> {
-    await this.change([{ kind: 'user', id }], async (trx) => {
-      if (!(await new UserRepository(trx).delete(id))) throw errors.notFound('user', id);
+  async deleteUser(id: string, context: AuditContext): Promise<void> {
+    await this.change([{ kind: 'user', id }], context, async (trx) => {
+      const repository = new UserRepository(trx);
+      const before = await repository.get(id);
+      const organization = await organizationOfTarget(trx, { kind: 'user', id });
+      if (!before || !(await repository.delete(id))) throw errors.notFound('user', id);
+      return { result: undefined, audit: entry('delete', 'user', id, organization, before, null) };
     });
   }
 
   // API keys --------------------------------------------------------------------------------------
 
-  /** Creates a key and returns its secret, which is shown this once and never stored. */
-  /** `createdBy` is recorded so that the creator may not approve the key's MCP calls (four-eyes). */
-  async createKey(body: KeyBody, createdBy: string): Promise<{ key: string; record: ApiKeyRecord }> {
+  /**
+   * Creates a key and returns its secret, which is shown this once and never stored. The actor is
+   * recorded as `created_by`, so that the creator may not approve the key's MCP calls (four-eyes).
+   */
+  async createKey(body: KeyBody, context: AuditContext): Promise<{ key: string; record: ApiKeyRecord }> {
     const changes = this.keyChanges(body);
     const secret = generateApiKeySecret();
     const id = newId('key');
     const record = await this.db.transaction().execute(async (trx) => {
       await requireKeyOwners(trx, body.user_id, body.team_id);
       const repository = new ApiKeyRepository(trx);
-      await repository.insert(
-        {
-          ...changes,
-          key_id: id,
-          key_hash: this.hashKey(secret),
-          key_prefix: displayPrefix(secret),
-          created_by: createdBy,
-        },
-        this.clock.now(),
-      );
-      return (await repository.get(id))!;
+      const now = this.clock.now();
+      const fields = { key_id: id, key_hash: this.hashKey(secret), key_prefix: displayPrefix(secret) };
+      await repository.insert({ ...changes, ...fields, created_by: context.actor }, now);
+      const record = (await repository.get(id))!;
+      const organization = await organizationOfTarget(trx, { kind: 'key', id });
+      await appendAudit(trx, context, entry('create', 'key', id, organization, null, record), now);
+      return record;
     });
     return { key: secret, record };
   }
 
-  async updateKey(id: string, body: KeyBody): Promise<ApiKeyRecord> {
+  async updateKey(id: string, body: KeyBody, context: AuditContext): Promise<ApiKeyRecord> {
     const changes = this.keyChanges(body);
-    return this.change([{ kind: 'key', id }], async (trx) => {
+    return this.change([{ kind: 'key', id }], context, async (trx) => {
       await requireKeyOwners(trx, body.user_id, body.team_id);
       const repository = new ApiKeyRepository(trx);
-      if (!(await repository.update(id, changes, this.clock.now()))) throw errors.notFound('key', id);
-      return (await repository.get(id))!;
+      const before = await repository.get(id);
+      if (!before || !(await repository.update(id, changes, this.clock.now())))
+        throw errors.notFound('key', id);
+      const record = (await repository.get(id))!;
+      const organization = await organizationOfTarget(trx, { kind: 'key', id });
+      return { result: record, audit: entry('update', 'key', id, organization, before, record) };
     });
   }
 
@@ -242,9 +283,13 @@ export class IdentityAdmin {
     return new ApiKeyRepository(this.db).list(page, filter);
   }
 
-  async deleteKey(id: string): Promise<void> {
-    await this.change([{ kind: 'key', id }], async (trx) => {
-      if (!(await new ApiKeyRepository(trx).delete(id))) throw errors.notFound('key', id);
+  async deleteKey(id: string, context: AuditContext): Promise<void> {
+    await this.change([{ kind: 'key', id }], context, async (trx) => {
+      const repository = new ApiKeyRepository(trx);
+      const before = await repository.get(id);
+      const organization = await organizationOfTarget(trx, { kind: 'key', id });
+      if (!before || !(await repository.delete(id))) throw errors.notFound('key', id);
+      return { result: undefined, audit: entry('delete', 'key', id, organization, before, null) };
     });
   }
 
@@ -276,10 +321,18 @@ export class IdentityAdmin {
     return at;
   }
 
-  /** Runs `work` in a transaction that also queues the invalidation; publishes it after commit. */
-  private async change<T>(targets: InvalidationTarget[], work: (trx: Transaction) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in a transaction that also appends its audit entry and queues the invalidation;
+   * publishes the invalidation after commit.
+   */
+  private async change<T>(
+    targets: InvalidationTarget[],
+    context: AuditContext,
+    work: (trx: Transaction) => Promise<Audited<T>>,
+  ): Promise<T> {
     const { result, queued } = await this.db.transaction().execute(async (trx) => {
-      const result = await work(trx);
+      const { result, audit } = await work(trx);
+      await appendAudit(trx, context, audit, this.clock.now());
       return { result, queued: await this.publisher.enqueue(trx, targets) };
     });
     await this.publisher.publish(queued);
@@ -287,76 +340,21 @@ export class IdentityAdmin {
   }
 }
 
-/** A user body with `admin`, the earlier name of the proxy administrator role, stored as proxy_admin. */
-function userChanges(body: UserBody): UserChanges {
-  const { role, ...rest } = validLimits(body);
-  return role === undefined ? rest : { ...rest, role: role === 'admin' ? 'proxy_admin' : role };
-}
-
-function validLimits<T extends Partial<LimitFields>>(body: T): T {
-  const problem: GatewayError | undefined = checkModelMaps(body) ?? checkBudgets(body);
-  if (problem) throw problem;
-  return normalizeModelMaps(body);
-}
-
-async function requireOrganization(
-  trx: Transaction,
-  organizationId: string | null | undefined,
-): Promise<void> {
-  if (!organizationId) return;
-  if (!(await new OrganizationRepository(trx).get(organizationId)))
-    throw missingReference('organization_id', 'organization', organizationId);
-}
-
-async function requireMembership(
-  trx: Transaction,
-  teamId: string | null | undefined,
-  organizationId: string | null | undefined,
-): Promise<void> {
-  await requireOrganization(trx, organizationId);
-  if (!teamId) return;
-  const team = await new TeamRepository(trx).get(teamId);
-  if (!team) throw missingReference('team_id', 'team', teamId);
-  if (organizationId && team.organization_id && team.organization_id !== organizationId) {
-    throw errors.invalidRequest(
-      `team_id: team '${teamId}' belongs to organization '${team.organization_id}', not '${organizationId}'.`,
-      'team_id',
-    );
-  }
-}
-
-async function requireKeyOwners(
-  trx: Transaction,
-  userId: string | null | undefined,
-  teamId: string | null | undefined,
-): Promise<void> {
-  if (userId && !(await new UserRepository(trx).get(userId)))
-    throw missingReference('user_id', 'user', userId);
-  if (teamId && !(await new TeamRepository(trx).get(teamId)))
-    throw missingReference('team_id', 'team', teamId);
-}
-
-function missingReference(field: string, resource: string, id: string): GatewayError {
-  return errors.invalidRequest(`${field}: no ${resource} with id '${id}' exists; create it first.`, field);
-}
-
-function idMismatch(field: string): GatewayError {
-  return errors.invalidRequest(
-    `${field} in the body must match the id in the path (ids cannot be changed).`,
-    field,
-  );
-}
-
-function notFound(resource: string, id: string): never {
-  throw errors.notFound(resource, id);
-}
-
-const unitMs = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** The longest a key may be made to live: beyond it, dates stop being dates (issue 9). */
-const MAX_KEY_LIFETIME_MS = 36_500 * unitMs.d;
-
-function durationMs(duration: string): number {
-  const unit = duration.at(-1) as keyof typeof unitMs;
-  return Number(duration.slice(0, -1)) * unitMs[unit];
+/** The audit entry of an identity change (`<type>.<verb>`). */
+function entry(
+  verb: 'create' | 'update' | 'delete',
+  targetType: 'organization' | 'team' | 'user' | 'key',
+  targetId: string,
+  organizationId: string | null,
+  before: object | null | undefined,
+  after: object | null,
+): AuditChange {
+  return {
+    action: `${targetType}.${verb}`,
+    targetType,
+    targetId,
+    organizationId,
+    before: before ?? null,
+    after,
+  };
 }

@@ -36,6 +36,7 @@ export const ErrorCode = {
   noDeploymentCapacity: 'no_deployment_capacity',
   sharedStoreUnavailable: 'shared_store_unavailable',
   invalidationQueueUnavailable: 'invalidation_queue_unavailable',
+  auditLogUnavailable: 'audit_log_unavailable',
   jsonTooDeep: 'json_too_deep',
   bodyReadTimeout: 'request_body_timeout',
   tooManyFailedAuthentications: 'too_many_failed_authentications',
@@ -216,6 +217,15 @@ export const errors = {
       code: ErrorCode.invalidationQueueUnavailable,
       message:
         'The change was not saved: its cache invalidation could not be queued, so replicas could keep the old value. Retry shortly.',
+      retryAfter: 1,
+    });
+  },
+  auditLogUnavailable(): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: ErrorCode.auditLogUnavailable,
+      message: 'The change was not saved: its audit log entry could not be written. Retry shortly.',
       retryAfter: 1,
     });
   },

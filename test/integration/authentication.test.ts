@@ -136,14 +136,15 @@ describe('the authentication cache', () => {
       now: () => clock.now(),
     });
     const admin = new IdentityAdmin({ db: database.db, publisher, hashKey, clock });
-    const { key, record } = await admin.createKey({ key_name: 'cached' }, 'master');
+    const context = { actor: 'master', actorKeyId: null, requestId: 'req-cached' };
+    const { key, record } = await admin.createKey({ key_name: 'cached' }, context);
 
     await authenticator.authenticate(`Bearer ${key}`);
     queries.length = 0;
     for (let index = 0; index < 5; index++) await authenticator.authenticate(`Bearer ${key}`);
     expect(queries).toEqual([]);
 
-    await admin.updateKey(record.key_id, { rpm_limit: 9 });
+    await admin.updateKey(record.key_id, { rpm_limit: 9 }, context);
     queries.length = 0;
     const caller = await authenticator.authenticate(`Bearer ${key}`);
     expect(queries.length).toBeGreaterThan(0);

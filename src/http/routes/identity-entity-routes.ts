@@ -4,6 +4,7 @@
  */
 import type { TSchema } from 'typebox';
 import Type from 'typebox';
+import { type AuditContext, auditContext } from '../../identity/admin-audit.ts';
 import { PageQuery } from '../../identity/admin-schemas.ts';
 import type { Page, PageRequest } from '../../store/db/repositories/limit-columns.ts';
 import type { App } from '../app-types.ts';
@@ -21,11 +22,11 @@ export interface EntityRoutes<Body, Stored extends { created_at: number; updated
   view: TSchema;
   /** Extra list filters accepted as query parameters. */
   filters: readonly string[];
-  upsert(body: Body): Promise<{ record: Stored; created: boolean }>;
-  update(id: string, body: Body): Promise<Stored>;
+  upsert(body: Body, context: AuditContext): Promise<{ record: Stored; created: boolean }>;
+  update(id: string, body: Body, context: AuditContext): Promise<Stored>;
   get(id: string): Promise<Stored>;
   list(page: PageRequest, filters: { [name: string]: string | undefined }): Promise<Page<Stored>>;
-  remove(id: string): Promise<void>;
+  remove(id: string, context: AuditContext): Promise<void>;
 }
 
 /** The view schema is generic here, so responses are typed loosely and handlers return `unknown`. */
@@ -63,7 +64,10 @@ export function registerEntityRoutes<Body, Stored extends { created_at: number; 
       ),
     },
     async (request, reply) => {
-      const { record, created } = await entity.upsert(request.body as Body);
+      const { record, created } = await entity.upsert(
+        request.body as Body,
+        auditContext(request.adminActor, request.id),
+      );
       return reply.code(created ? 201 : 200).send(timestampedView(record));
     },
   );
@@ -78,7 +82,14 @@ export function registerEntityRoutes<Body, Stored extends { created_at: number; 
         { 200: entity.view },
       ),
     },
-    async (request) => timestampedView(await entity.update(idOf(request.params), request.body as Body)),
+    async (request) =>
+      timestampedView(
+        await entity.update(
+          idOf(request.params),
+          request.body as Body,
+          auditContext(request.adminActor, request.id),
+        ),
+      ),
   );
 
   app.get(
@@ -112,7 +123,7 @@ export function registerEntityRoutes<Body, Stored extends { created_at: number; 
     },
     async (request) => {
       const id = idOf(request.params);
-      await entity.remove(id);
+      await entity.remove(id, auditContext(request.adminActor, request.id));
       return { deleted: true, [entity.idName]: id };
     },
   );

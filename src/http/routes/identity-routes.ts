@@ -1,8 +1,8 @@
 /** The identity admin API under /ui/api: organizations, teams, users (one shared shape) and keys. */
 
 import Type from 'typebox';
+import { auditContext } from '../../identity/admin-audit.ts';
 import { KeyBody, OrganizationBody, PageQuery, TeamBody, UserBody } from '../../identity/admin-schemas.ts';
-import { actorLabel } from '../../identity/authenticator.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { adminSecurity, errorResponses } from '../schemas/common-schemas.ts';
 import {
@@ -31,11 +31,11 @@ export function registerIdentityRoutes(
     body: OrganizationBody,
     view: OrganizationView,
     filters: ['organization_id'],
-    upsert: (body: OrganizationBody) => admin.upsertOrganization(body),
-    update: (id, body) => admin.updateOrganization(id, body),
+    upsert: (body: OrganizationBody, context) => admin.upsertOrganization(body, context),
+    update: (id, body, context) => admin.updateOrganization(id, body, context),
     get: (id) => organizationSpend.one(admin.getOrganization(id)),
     list: (page, filters) => organizationSpend.page(admin.listOrganizations(page, filters.organization_id)),
-    remove: (id) => admin.deleteOrganization(id),
+    remove: (id, context) => admin.deleteOrganization(id, context),
   });
   registerEntityRoutes(app, {
     path: '/ui/api/teams',
@@ -44,11 +44,11 @@ export function registerIdentityRoutes(
     body: TeamBody,
     view: TeamView,
     filters: ['organization_id'],
-    upsert: (body: TeamBody) => admin.upsertTeam(body),
-    update: (id, body) => admin.updateTeam(id, body),
+    upsert: (body: TeamBody, context) => admin.upsertTeam(body, context),
+    update: (id, body, context) => admin.updateTeam(id, body, context),
     get: (id) => teamSpend.one(admin.getTeam(id)),
     list: (page, filters) => teamSpend.page(admin.listTeams(page, filters.organization_id)),
-    remove: (id) => admin.deleteTeam(id),
+    remove: (id, context) => admin.deleteTeam(id, context),
   });
   registerEntityRoutes(app, {
     path: '/ui/api/users',
@@ -57,12 +57,12 @@ export function registerIdentityRoutes(
     body: UserBody,
     view: UserView,
     filters: ['team_id', 'organization_id'],
-    upsert: (body: UserBody) => admin.upsertUser(body),
-    update: (id, body) => admin.updateUser(id, body),
+    upsert: (body: UserBody, context) => admin.upsertUser(body, context),
+    update: (id, body, context) => admin.updateUser(id, body, context),
     get: (id) => admin.getUser(id),
     list: (page, filters) =>
       admin.listUsers(page, { teamId: filters.team_id, organizationId: filters.organization_id }),
-    remove: (id) => admin.deleteUser(id),
+    remove: (id, context) => admin.deleteUser(id, context),
   });
   registerKeyRoutes(app, admin, spendTotalsOf(deps.spend, 'key', 'key_id'));
 }
@@ -88,7 +88,10 @@ function registerKeyRoutes(
       },
     },
     async (request, reply) => {
-      const { key, record } = await admin.createKey(request.body, actorLabel(request.adminActor));
+      const { key, record } = await admin.createKey(
+        request.body,
+        auditContext(request.adminActor, request.id),
+      );
       return reply.code(201).send({ key, ...keyView(record) });
     },
   );
@@ -144,7 +147,14 @@ function registerKeyRoutes(
         response: { 200: KeyView, ...errorResponses },
       },
     },
-    async (request) => keyView(await admin.updateKey(request.params.key_id, request.body)),
+    async (request) =>
+      keyView(
+        await admin.updateKey(
+          request.params.key_id,
+          request.body,
+          auditContext(request.adminActor, request.id),
+        ),
+      ),
   );
   app.delete(
     '/ui/api/keys/:key_id',
@@ -161,7 +171,7 @@ function registerKeyRoutes(
       },
     },
     async (request) => {
-      await admin.deleteKey(request.params.key_id);
+      await admin.deleteKey(request.params.key_id, auditContext(request.adminActor, request.id));
       return { deleted: true as const, key_id: request.params.key_id };
     },
   );

@@ -8,8 +8,8 @@
  * authentication as /ui/api; organization administrators use /ui/api (these aliases are proxy-wide).
  */
 import Type from 'typebox';
+import { auditContext } from '../../identity/admin-audit.ts';
 import { KeyBody, TeamBody, UserBody } from '../../identity/admin-schemas.ts';
-import { actorLabel } from '../../identity/authenticator.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { adminSecurity, errorResponses } from '../schemas/common-schemas.ts';
@@ -73,7 +73,7 @@ export function registerLiteLlmManagementRoutes(
         KeyBody,
         renamed(request.body as Record<string, unknown>, { key_alias: 'key_name' }),
       ) as KeyBody;
-      const { key, record } = await admin.createKey(body, actorLabel(request.adminActor));
+      const { key, record } = await admin.createKey(body, auditContext(request.adminActor, request.id));
       const view = keyView(record);
       return reply.send({ key, key_alias: record.key_name, expires: view.expires_at, ...view });
     },
@@ -111,7 +111,9 @@ export function registerLiteLlmManagementRoutes(
         throw errors.invalidRequest('key: must be the secret of the key to update.', 'key');
       const record = await admin.getKeyBySecret(key);
       const body = validate(KeyBody, renamed(rest, { key_alias: 'key_name' })) as KeyBody;
-      return keyView(await admin.updateKey(record.key_id, body));
+      return keyView(
+        await admin.updateKey(record.key_id, body, auditContext(request.adminActor, request.id)),
+      );
     },
   );
   app.post(
@@ -130,7 +132,8 @@ export function registerLiteLlmManagementRoutes(
     async (request) => {
       const { keys } = request.body as { keys: string[] };
       const records = await Promise.all(keys.map((secret) => admin.getKeyBySecret(secret)));
-      for (const record of records) await admin.deleteKey(record.key_id);
+      const context = auditContext(request.adminActor, request.id);
+      for (const record of records) await admin.deleteKey(record.key_id, context);
       return { deleted_keys: records.map((record) => record.key_id) };
     },
   );
@@ -147,7 +150,7 @@ export function registerLiteLlmManagementRoutes(
     },
     async (request) => {
       const body = validate(TeamBody, request.body as Record<string, unknown>) as TeamBody;
-      return (await admin.upsertTeam(body)).record;
+      return (await admin.upsertTeam(body, auditContext(request.adminActor, request.id))).record;
     },
   );
   app.post(
@@ -174,8 +177,9 @@ export function registerLiteLlmManagementRoutes(
         fields.role = role;
       }
       const body = validate(UserBody, fields) as UserBody;
-      const { record: user } = await admin.upsertUser(body);
-      const { key } = await admin.createKey({ user_id: user.user_id }, actorLabel(request.adminActor));
+      const context = auditContext(request.adminActor, request.id);
+      const { record: user } = await admin.upsertUser(body, context);
+      const { key } = await admin.createKey({ user_id: user.user_id }, context);
       return { ...user, key };
     },
   );

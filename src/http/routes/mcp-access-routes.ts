@@ -1,5 +1,6 @@
 /** Admin API for MCP bindings, tool policies and approval requests under /ui/api. */
 import Type from 'typebox';
+import { auditContext } from '../../identity/admin-audit.ts';
 import { PageQuery } from '../../identity/admin-schemas.ts';
 import {
   McpBindingBody,
@@ -63,7 +64,10 @@ function registerBindingRoutes(app: App, access: AppDependencies['mcp']['access'
       },
     },
     async (request, reply) => {
-      const { binding, created } = await access.upsertBinding(request.body);
+      const { binding, created } = await access.upsertBinding(
+        request.body,
+        auditContext(request.adminActor, request.id),
+      );
       return reply.code(created ? 201 : 200).send(binding);
     },
   );
@@ -79,7 +83,7 @@ function registerBindingRoutes(app: App, access: AppDependencies['mcp']['access'
       },
     },
     async (request) => {
-      await access.deleteBinding(request.params.binding_id);
+      await access.deleteBinding(request.params.binding_id, auditContext(request.adminActor, request.id));
       return { deleted: true as const, binding_id: request.params.binding_id };
     },
   );
@@ -141,7 +145,10 @@ function registerPolicyRoutes(app: App, access: AppDependencies['mcp']['access']
       },
     },
     async (request, reply) => {
-      const { policy, created } = await access.upsertPolicy(request.body);
+      const { policy, created } = await access.upsertPolicy(
+        request.body,
+        auditContext(request.adminActor, request.id),
+      );
       return reply.code(created ? 201 : 200).send(policy);
     },
   );
@@ -157,7 +164,7 @@ function registerPolicyRoutes(app: App, access: AppDependencies['mcp']['access']
       },
     },
     async (request) => {
-      await access.deletePolicy(request.params.policy_id);
+      await access.deletePolicy(request.params.policy_id, auditContext(request.adminActor, request.id));
       return { deleted: true as const, policy_id: request.params.policy_id };
     },
   );
@@ -204,6 +211,12 @@ function registerApprovalRoutes(app: App, approvals: AppDependencies['mcp']['app
         response: { 200: McpApprovalView, 409: errorResponses[400], ...errorResponses },
       },
     },
-    async (request) => approvals.decide(request.params.approval_request_id, request.body, request.adminActor),
+    async (request) =>
+      approvals.decide(
+        request.params.approval_request_id,
+        request.body,
+        request.adminActor,
+        auditContext(request.adminActor, request.id),
+      ),
   );
 }

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import Type from 'typebox';
 /** Admin API for MCP servers under /ui/api/mcp-servers: CRUD, refresh-capabilities, health-check, operations. */
+import { auditContext } from '../../identity/admin-audit.ts';
 import { PageQuery } from '../../identity/admin-schemas.ts';
 import { McpServerCreateBody, McpServerUpdateBody } from '../../mcp/admin/admin-schemas.ts';
 import { withUniformFailures } from '../../mcp/admin/mcp-admin-views.ts';
@@ -62,7 +63,10 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
       },
     },
     async (request, reply) => {
-      const { server, refresh } = await servers.create(request.body);
+      const { server, refresh } = await servers.create(
+        request.body,
+        auditContext(request.adminActor, request.id),
+      );
       return reply
         .code(201)
         .send({ ...forActor(request, server), capabilities_refresh: forActor(request, refresh) });
@@ -96,7 +100,15 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
         response: { 200: McpServerView, ...errorResponses, ...conflict },
       },
     },
-    async (request) => forActor(request, await servers.update(request.params.server_id, request.body)),
+    async (request) =>
+      forActor(
+        request,
+        await servers.update(
+          request.params.server_id,
+          request.body,
+          auditContext(request.adminActor, request.id),
+        ),
+      ),
   );
 
   app.delete(
@@ -111,7 +123,7 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
       },
     },
     async (request) => {
-      await servers.delete(request.params.server_id);
+      await servers.delete(request.params.server_id, auditContext(request.adminActor, request.id));
       return { deleted: true as const, server_id: request.params.server_id };
     },
   );

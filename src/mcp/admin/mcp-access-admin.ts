@@ -1,9 +1,15 @@
 /**
  * Bindings (who sees a server's tools) and tool policies (how a tool may be called), both
  * create-or-update by their natural key, with references checked (400 naming the field) and every
- * change reloaded into the catalogue of every process.
+ * change audited in its transaction (docs/audit.md) and reloaded into the catalogue of every process.
  */
 import type { Kysely } from 'kysely';
+import {
+  type AuditChange,
+  type AuditContext,
+  appendAudit,
+  organizationOfTarget,
+} from '../../identity/admin-audit.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
@@ -40,7 +46,10 @@ export class McpAccessAdmin {
     this.catalog = options.catalog;
   }
 
-  async upsertBinding(body: McpBindingBody): Promise<{ binding: BindingView; created: boolean }> {
+  async upsertBinding(
+    body: McpBindingBody,
+    context: AuditContext,
+  ): Promise<{ binding: BindingView; created: boolean }> {
     const result = await upsertRacing(this.db, async (trx) => {
       await requireServer(trx, body.server_id);
       await requireScope(trx, body.scope_type, body.scope_id);
@@ -53,6 +62,9 @@ export class McpAccessAdmin {
       };
       if (existing) {
         await repository.update(existing.binding_id, changes, now);
+        const after = (await repository.get(existing.binding_id))!;
+        const audit = await bindingEntry(trx, 'update', existing, after);
+        await appendAudit(trx, context, audit, now);
         return { id: existing.binding_id, created: false };
       }
       const id = newId('mcpb');
@@ -67,6 +79,8 @@ export class McpAccessAdmin {
         },
         now,
       );
+      const after = (await repository.get(id))!;
+      await appendAudit(trx, context, await bindingEntry(trx, 'create', null, after), now);
       return { id, created: true };
     });
     await this.catalog.changed();
@@ -79,13 +93,22 @@ export class McpAccessAdmin {
     return { items: result.items.map(bindingView), total: result.total };
   }
 
-  async deleteBinding(bindingId: string): Promise<void> {
-    if (!(await new McpBindingRepository(this.db).delete(bindingId)))
-      throw errors.notFound('MCP binding', bindingId);
+  async deleteBinding(bindingId: string, context: AuditContext): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const repository = new McpBindingRepository(trx);
+      const before = await repository.get(bindingId);
+      if (!before) throw errors.notFound('MCP binding', bindingId);
+      const audit = await bindingEntry(trx, 'delete', before, null);
+      if (!(await repository.delete(bindingId))) throw errors.notFound('MCP binding', bindingId);
+      await appendAudit(trx, context, audit, this.clock.now());
+    });
     await this.catalog.changed();
   }
 
-  async upsertPolicy(body: McpToolPolicyBody): Promise<{ policy: PolicyView; created: boolean }> {
+  async upsertPolicy(
+    body: McpToolPolicyBody,
+    context: AuditContext,
+  ): Promise<{ policy: PolicyView; created: boolean }> {
     const scopeType = body.scope_type ?? null;
     const scopeId = body.scope_id ?? null;
     if (scopeType === null && scopeId !== null) {
@@ -115,6 +138,8 @@ export class McpAccessAdmin {
       const now = this.clock.now();
       if (existing) {
         await repository.update(existing.policy_id, limits, now);
+        const after = (await repository.get(existing.policy_id))!;
+        await appendAudit(trx, context, await policyEntry(trx, 'update', existing, after), now);
         return { id: existing.policy_id, created: false };
       }
       const id = newId('mcpp');
@@ -134,6 +159,8 @@ export class McpAccessAdmin {
         },
         now,
       );
+      const after = (await repository.get(id))!;
+      await appendAudit(trx, context, await policyEntry(trx, 'create', null, after), now);
       return { id, created: true };
     });
     await this.catalog.changed();
@@ -146,11 +173,59 @@ export class McpAccessAdmin {
     return { items: result.items.map(policyView), total: result.total };
   }
 
-  async deletePolicy(policyId: string): Promise<void> {
-    if (!(await new McpToolPolicyRepository(this.db).delete(policyId)))
-      throw errors.notFound('MCP tool policy', policyId);
+  async deletePolicy(policyId: string, context: AuditContext): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const repository = new McpToolPolicyRepository(trx);
+      const before = await repository.get(policyId);
+      if (!before) throw errors.notFound('MCP tool policy', policyId);
+      const audit = await policyEntry(trx, 'delete', before, null);
+      if (!(await repository.delete(policyId))) throw errors.notFound('MCP tool policy', policyId);
+      await appendAudit(trx, context, audit, this.clock.now());
+    });
     await this.catalog.changed();
   }
+}
+
+type Scoped = { scope_type: string; scope_id: string };
+
+/** A binding's entry; it belongs to the organization of the scope it names. */
+async function bindingEntry(
+  trx: Transaction,
+  verb: 'create' | 'update' | 'delete',
+  before: (Scoped & { binding_id: string }) | null,
+  after: (Scoped & { binding_id: string }) | null,
+): Promise<AuditChange> {
+  const target = (after ?? before)!;
+  return {
+    action: `mcp_binding.${verb}`,
+    targetType: 'mcp_binding',
+    targetId: target.binding_id,
+    organizationId: await organizationOfScope(trx, target),
+    before,
+    after,
+  };
+}
+
+/** A policy's entry; a server-wide policy belongs to no organization. */
+async function policyEntry(
+  trx: Transaction,
+  verb: 'create' | 'update' | 'delete',
+  before: (Scoped & { policy_id: string }) | null,
+  after: (Scoped & { policy_id: string }) | null,
+): Promise<AuditChange> {
+  const target = (after ?? before)!;
+  return {
+    action: `mcp_policy.${verb}`,
+    targetType: 'mcp_policy',
+    targetId: target.policy_id,
+    organizationId: await organizationOfScope(trx, target),
+    before,
+    after,
+  };
+}
+
+function organizationOfScope(trx: Transaction, scoped: Scoped): Promise<string | null> {
+  return organizationOfTarget(trx, { kind: 'scope', scopeType: scoped.scope_type, scopeId: scoped.scope_id });
 }
 
 async function requireServer(trx: Transaction, serverId: string): Promise<void> {

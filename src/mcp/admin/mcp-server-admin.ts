@@ -1,10 +1,12 @@
 /**
  * MCP server administration: create (the catalogue is fetched at once), update, delete, read, and the
  * bootstrap of `mcp_servers` from the configuration at start. Tokens are sealed before they are stored
- * and never leave; `transport: http` is stored as `streamable_http`.
+ * and never leave; `transport: http` is stored as `streamable_http`. Changes through the admin API are
+ * audited in their transaction (docs/audit.md); the bootstrap from the configuration file is not.
  */
 import type { Kysely } from 'kysely';
 import type { McpServerConfig } from '../../config/config.ts';
+import { type AuditContext, appendAudit } from '../../identity/admin-audit.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import type { GatewayError } from '../../lib/gateway-error.ts';
@@ -66,7 +68,10 @@ export class McpServerAdmin {
     this.options = options;
   }
 
-  async create(body: McpServerCreateBody): Promise<{ server: ServerView; refresh: RefreshOutcome }> {
+  async create(
+    body: McpServerCreateBody,
+    context: AuditContext,
+  ): Promise<{ server: ServerView; refresh: RefreshOutcome }> {
     checkServerBody(body, this.options.urlPolicy);
     const token = body.auth_config?.token ?? null;
     const authMode = body.auth_mode ?? (token ? 'bearer' : 'none');
@@ -76,21 +81,26 @@ export class McpServerAdmin {
     if (await repository.getByKey(body.server_key)) throw duplicateKey(body.server_key);
     const id = newId('mcps');
     try {
-      await repository.insert(
-        {
-          server_id: id,
-          server_key: body.server_key,
-          name: body.name ?? body.server_key,
-          base_url: body.base_url,
-          enabled: body.enabled ?? true,
-          auth_mode: authMode,
-          auth_token_sealed: token ? secretBox.seal(token) : null,
-          forwarded_headers_allowlist: normalizeHeaders(body.forwarded_headers_allowlist ?? []),
-          request_timeout_ms: body.request_timeout_ms ?? DEFAULT_TIMEOUT_MS,
-          source: 'api',
-        },
-        clock.now(),
-      );
+      await db.transaction().execute(async (trx) => {
+        const servers = new McpServerRepository(trx);
+        const now = clock.now();
+        await servers.insert(
+          {
+            server_id: id,
+            server_key: body.server_key,
+            name: body.name ?? body.server_key,
+            base_url: body.base_url,
+            enabled: body.enabled ?? true,
+            auth_mode: authMode,
+            auth_token_sealed: token ? secretBox.seal(token) : null,
+            forwarded_headers_allowlist: normalizeHeaders(body.forwarded_headers_allowlist ?? []),
+            request_timeout_ms: body.request_timeout_ms ?? DEFAULT_TIMEOUT_MS,
+            source: 'api',
+          },
+          now,
+        );
+        await appendAudit(trx, context, serverEntry('create', id, null, (await servers.get(id))!), now);
+      });
     } catch (error) {
       if (await repository.getByKey(body.server_key)) throw duplicateKey(body.server_key);
       throw error;
@@ -99,10 +109,29 @@ export class McpServerAdmin {
     return { server: await this.get(id), refresh };
   }
 
-  async update(serverId: string, body: McpServerUpdateBody): Promise<ServerView> {
+  async update(serverId: string, body: McpServerUpdateBody, context: AuditContext): Promise<ServerView> {
     checkServerBody(body, this.options.urlPolicy);
-    const { db, clock, secretBox } = this.options;
-    const repository = new McpServerRepository(db);
+    const { db } = this.options;
+    const { current, changes } = await db
+      .transaction()
+      .execute((trx) => this.updateStored(trx, serverId, body, context));
+    const addressChanged = changes.base_url !== undefined || changes.auth_token_sealed !== undefined;
+    const enabledNow = changes.enabled === true && !current.enabled;
+    if ((addressChanged || enabledNow) && (changes.enabled ?? current.enabled))
+      await this.options.refresher.refresh(serverId);
+    else await this.options.catalog.changed();
+    return this.get(serverId);
+  }
+
+  /** The stored part of an update, with its audit entry, in one transaction. */
+  private async updateStored(
+    trx: Kysely<DatabaseSchema>,
+    serverId: string,
+    body: McpServerUpdateBody,
+    context: AuditContext,
+  ): Promise<{ current: McpServerRecord; changes: McpServerChanges }> {
+    const { clock, secretBox } = this.options;
+    const repository = new McpServerRepository(trx);
     const current = await repository.get(serverId);
     if (!current) throw errors.notFound('MCP server', serverId);
     if (body.server_key !== undefined && body.server_key !== current.server_key) {
@@ -126,13 +155,11 @@ export class McpServerAdmin {
     const sealed =
       changes.auth_token_sealed !== undefined ? changes.auth_token_sealed : current.auth_token_sealed;
     if (authMode === 'bearer' && sealed === null) throw missingToken();
-    await repository.update(serverId, changes, clock.now());
-    const addressChanged = changes.base_url !== undefined || changes.auth_token_sealed !== undefined;
-    const enabledNow = changes.enabled === true && !current.enabled;
-    if ((addressChanged || enabledNow) && (changes.enabled ?? current.enabled))
-      await this.options.refresher.refresh(serverId);
-    else await this.options.catalog.changed();
-    return this.get(serverId);
+    const now = clock.now();
+    await repository.update(serverId, changes, now);
+    const after = (await repository.get(serverId))!;
+    await appendAudit(trx, context, serverEntry('update', serverId, current, after), now);
+    return { current, changes };
   }
 
   async get(serverId: string): Promise<ServerView> {
@@ -174,9 +201,14 @@ export class McpServerAdmin {
     };
   }
 
-  async delete(serverId: string): Promise<void> {
-    if (!(await new McpServerRepository(this.options.db).delete(serverId)))
-      throw errors.notFound('MCP server', serverId);
+  async delete(serverId: string, context: AuditContext): Promise<void> {
+    const { db, clock } = this.options;
+    await db.transaction().execute(async (trx) => {
+      const repository = new McpServerRepository(trx);
+      const before = await repository.get(serverId);
+      if (!before || !(await repository.delete(serverId))) throw errors.notFound('MCP server', serverId);
+      await appendAudit(trx, context, serverEntry('delete', serverId, before, null), clock.now());
+    });
     await this.options.clients.drop(serverId);
     await this.options.catalog.changed();
   }
@@ -232,6 +264,23 @@ export class McpServerAdmin {
     if (!record) throw errors.notFound('MCP server', serverId);
     return record;
   }
+}
+
+/** MCP servers are proxy-wide: their entries belong to no organization; the sealed token is redacted. */
+function serverEntry(
+  verb: 'create' | 'update' | 'delete',
+  serverId: string,
+  before: McpServerRecord | null,
+  after: McpServerRecord | null,
+) {
+  return {
+    action: `mcp_server.${verb}` as const,
+    targetType: 'mcp_server' as const,
+    targetId: serverId,
+    organizationId: null,
+    before,
+    after,
+  };
 }
 
 function checkServerBody(body: McpServerUpdateBody, policy: UpstreamUrlPolicy): void {

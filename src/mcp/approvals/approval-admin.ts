@@ -1,8 +1,10 @@
 /**
  * The approval desk of the admin API: lists requests with the status a person sees and what the viewer
- * may do with each, and records decisions (an admin may not approve a call made with their own key).
+ * may do with each, and records decisions (an admin may not approve a call made with their own key),
+ * each audited in its transaction as `approval.approve` or `approval.reject` (docs/audit.md).
  */
 import type { Kysely } from 'kysely';
+import { type AuditContext, appendAudit, organizationOfTarget } from '../../identity/admin-audit.ts';
 import { type AdminActor, actorLabel } from '../../identity/authenticator.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { errors } from '../../lib/error-catalogue.ts';
@@ -46,6 +48,7 @@ export interface DecisionBody {
 }
 
 export class ApprovalAdmin {
+  private readonly db: Kysely<DatabaseSchema>;
   private readonly repository: McpApprovalRepository;
   private readonly keys: ApiKeyRepository;
   private readonly clock: Clock;
@@ -53,6 +56,7 @@ export class ApprovalAdmin {
   private readonly catalog: McpCatalog;
 
   constructor(options: { db: Kysely<DatabaseSchema>; clock: Clock; metrics: Metrics; catalog: McpCatalog }) {
+    this.db = options.db;
     this.repository = new McpApprovalRepository(options.db);
     this.keys = new ApiKeyRepository(options.db);
     this.clock = options.clock;
@@ -78,7 +82,12 @@ export class ApprovalAdmin {
     };
   }
 
-  async decide(approvalRequestId: string, body: DecisionBody, actor: AdminActor): Promise<ApprovalView> {
+  async decide(
+    approvalRequestId: string,
+    body: DecisionBody,
+    actor: AdminActor,
+    context: AuditContext,
+  ): Promise<ApprovalView> {
     const now = this.clock.now();
     const record = await this.repository.get(approvalRequestId);
     if (!record) throw errors.notFound('approval request', approvalRequestId);
@@ -88,16 +97,31 @@ export class ApprovalAdmin {
     const creators = await this.keys.creators(record.key_id ? [record.key_id] : []);
     if (body.status === 'approved' && !mayApprove(actor, record, creators))
       throw mcpAdminErrors.ownerMayNotApprove();
-    const decided = await this.repository.decide(
-      approvalRequestId,
-      {
+    const decided = await this.db.transaction().execute(async (trx) => {
+      const repository = new McpApprovalRepository(trx);
+      const decision = {
         status: body.status,
         decidedBy: actorLabel(actor),
         comment: body.decision_comment ?? null,
         at: now,
-      },
-      windowsAt(now),
-    );
+      };
+      if (!(await repository.decide(approvalRequestId, decision, windowsAt(now)))) return false;
+      const after = (await repository.get(approvalRequestId))!;
+      await appendAudit(
+        trx,
+        context,
+        {
+          action: body.status === 'approved' ? 'approval.approve' : 'approval.reject',
+          targetType: 'approval',
+          targetId: approvalRequestId,
+          organizationId: await organizationOfTarget(trx, { kind: 'approval', id: approvalRequestId }),
+          before: decisionSnapshot(record),
+          after: decisionSnapshot(after),
+        },
+        now,
+      );
+      return true;
+    });
     if (!decided) throw mcpAdminErrors.notPending(approvalRequestId); // decided concurrently
     this.metrics.mcpApprovals.inc({ status: body.status });
     return this.view((await this.repository.get(approvalRequestId))!, actor, now, creators);
@@ -147,6 +171,12 @@ function mayApprove(
   if (actor.kind !== 'user') return true;
   if (record.key_owner_user_id !== null && actor.userId === record.key_owner_user_id) return false;
   return record.key_id === null || creators.get(record.key_id) !== actorLabel(actor);
+}
+
+/** What an audit entry keeps of an approval request: the decision, not the call's arguments. */
+function decisionSnapshot(record: McpApprovalRecord) {
+  const { arguments: _arguments, forwarded_header_names: _headers, call_hash: _hash, ...decision } = record;
+  return decision;
 }
 
 function iso(milliseconds: number): string {

@@ -10,6 +10,7 @@ import * as mcp from './migrations/0002-mcp.ts';
 import * as keyCreator from './migrations/0003-key-creator.ts';
 import * as spend from './migrations/0004-spend.ts';
 import * as budgets from './migrations/0005-budgets.ts';
+import * as audit from './migrations/0006-audit.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0003-key-creator': keyCreator,
   '0004-spend': spend,
   '0005-budgets': budgets,
+  '0006-audit': audit,
 };
 
 export interface MigrationReport {

@@ -91,6 +91,27 @@ export interface DatabaseSchema {
   spend_logs: SpendLogsTable;
   spend_daily: SpendDailyTable;
   spend_outbox: SpendOutboxTable;
+  audit_log: AuditLogTable;
+}
+
+/** One admin change (docs/audit.md): appended in the change's transaction, never updated. */
+export interface AuditLogTable {
+  audit_id: string;
+  /** Epoch milliseconds. */
+  created_at: number;
+  /** `master` or `user:<user_id>`. */
+  actor: string;
+  actor_key_id: string | null;
+  /** `<target_type>.<verb>`, e.g. `team.update`. */
+  action: string;
+  target_type: string;
+  target_id: string;
+  /** The organization the target belongs to (org administrators see only theirs). */
+  organization_id: string | null;
+  request_id: string;
+  /** JSON of the target before and after the change, secrets redacted; null when it did not exist. */
+  before: string | null;
+  after: string | null;
 }
 
 /** One answered (or failed) proxied request; booleans are 0/1 on both dialects. */

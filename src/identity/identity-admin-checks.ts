@@ -1,0 +1,87 @@
+/** Checks shared by the identity admin use cases: limit maps, references that must exist, ids, durations. */
+import type { Kysely } from 'kysely';
+import type { LimitFields } from '../canonical/caller.ts';
+import { errors } from '../lib/error-catalogue.ts';
+import type { GatewayError } from '../lib/gateway-error.ts';
+import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
+import { TeamRepository } from '../store/db/repositories/team-repository.ts';
+import { type UserChanges, UserRepository } from '../store/db/repositories/user-repository.ts';
+import type { DatabaseSchema } from '../store/db/tables.ts';
+import type { UserBody } from './admin-schemas.ts';
+import { checkBudgets, checkModelMaps, normalizeModelMaps } from './limit-fields.ts';
+
+type Transaction = Kysely<DatabaseSchema>;
+
+/** A user body with `admin`, the earlier name of the proxy administrator role, stored as proxy_admin. */
+export function userChanges(body: UserBody): UserChanges {
+  const { role, ...rest } = validLimits(body);
+  return role === undefined ? rest : { ...rest, role: role === 'admin' ? 'proxy_admin' : role };
+}
+
+export function validLimits<T extends Partial<LimitFields>>(body: T): T {
+  const problem: GatewayError | undefined = checkModelMaps(body) ?? checkBudgets(body);
+  if (problem) throw problem;
+  return normalizeModelMaps(body);
+}
+
+export async function requireOrganization(
+  trx: Transaction,
+  organizationId: string | null | undefined,
+): Promise<void> {
+  if (!organizationId) return;
+  if (!(await new OrganizationRepository(trx).get(organizationId)))
+    throw missingReference('organization_id', 'organization', organizationId);
+}
+
+export async function requireMembership(
+  trx: Transaction,
+  teamId: string | null | undefined,
+  organizationId: string | null | undefined,
+): Promise<void> {
+  await requireOrganization(trx, organizationId);
+  if (!teamId) return;
+  const team = await new TeamRepository(trx).get(teamId);
+  if (!team) throw missingReference('team_id', 'team', teamId);
+  if (organizationId && team.organization_id && team.organization_id !== organizationId) {
+    throw errors.invalidRequest(
+      `team_id: team '${teamId}' belongs to organization '${team.organization_id}', not '${organizationId}'.`,
+      'team_id',
+    );
+  }
+}
+
+export async function requireKeyOwners(
+  trx: Transaction,
+  userId: string | null | undefined,
+  teamId: string | null | undefined,
+): Promise<void> {
+  if (userId && !(await new UserRepository(trx).get(userId)))
+    throw missingReference('user_id', 'user', userId);
+  if (teamId && !(await new TeamRepository(trx).get(teamId)))
+    throw missingReference('team_id', 'team', teamId);
+}
+
+function missingReference(field: string, resource: string, id: string): GatewayError {
+  return errors.invalidRequest(`${field}: no ${resource} with id '${id}' exists; create it first.`, field);
+}
+
+export function idMismatch(field: string): GatewayError {
+  return errors.invalidRequest(
+    `${field} in the body must match the id in the path (ids cannot be changed).`,
+    field,
+  );
+}
+
+export function notFound(resource: string, id: string): never {
+  throw errors.notFound(resource, id);
+}
+
+const unitMs = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** The longest a key may be made to live: beyond it, dates stop being dates (issue 9). */
+export const MAX_KEY_LIFETIME_MS = 36_500 * unitMs.d;
+
+export function durationMs(duration: string): number {
+  const unit = duration.at(-1) as keyof typeof unitMs;
+  return Number(duration.slice(0, -1)) * unitMs[unit];
+}
