@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { describe, expect, it } from 'vitest';
 import {
+  checkBudgets,
   checkModelMaps,
   modelOutputLimitProperty,
   normalizeModelMaps,
@@ -74,5 +75,28 @@ describe('identity limit fields', () => {
 
   it('treat an empty map as clearing the field', () => {
     expect(normalizeModelMaps({ model_output_tpm_limit: {} }).model_output_tpm_limit).toBeNull();
+  });
+});
+
+describe('budget fields', () => {
+  it('accept USD amounts 0..1e12 and Nd/Nh durations, or null', () => {
+    expect(validator.Check({ max_budget: 12.5, soft_budget: 0, budget_duration: '30d' })).toBe(true);
+    expect(validator.Check({ max_budget: null, soft_budget: 1e12, budget_duration: '8760h' })).toBe(true);
+    for (const bad of [
+      { max_budget: '10' },
+      { max_budget: -0.01 },
+      { soft_budget: 1e12 + 1 },
+      { budget_duration: '366d' },
+      { budget_duration: '0h' },
+      { budget_duration: '1w' },
+    ])
+      expect(validator.Check(bad), JSON.stringify(bad)).toBe(false);
+  });
+
+  it('refuse soft_budget above max_budget and a duration out of range, naming the field', () => {
+    expect(checkBudgets({ max_budget: 1, soft_budget: 2 })?.param).toBe('soft_budget');
+    expect(checkBudgets({ max_budget: 2, soft_budget: 2 })).toBeUndefined();
+    expect(checkBudgets({ budget_duration: '400d' })?.param).toBe('budget_duration');
+    expect(checkBudgets({ max_budget: Number.POSITIVE_INFINITY })?.param).toBe('max_budget');
   });
 });
