@@ -3,6 +3,7 @@
  * app) and knows how to take it down in order. Used by the CLI and by tests that need a real gateway.
  */
 import { randomBytes } from 'node:crypto';
+import { createSpendAccounting, type SpendAccountingParts } from './accounting/spend-accounting.ts';
 import { SpendQueries } from './accounting/spend-queries.ts';
 import type { Config } from './config/config.ts';
 import { buildApp, VERSION } from './http/app.ts';
@@ -29,9 +30,9 @@ import { FallbackEventLog } from './routing/fallback-events.ts';
 import { buildModelRegistry, type ModelGroup } from './routing/model-registry.ts';
 import { Router } from './routing/router.ts';
 import { createStrategy } from './routing/strategies/create-strategy.ts';
+import { AuditRetention } from './store/db/audit-retention.ts';
 import { createDatabase, type Database } from './store/db/create-database.ts';
 import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
-import { AuditRetention } from './store/db/audit-retention.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
@@ -77,6 +78,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   for (const warning of paramWarnings) logger.warn(warning);
   logger.info(endpointsOfGroups(registry.groups()));
   const database = await openDatabase(general.database_url, general.database_pool_size, options);
+  // Spend lives in the telemetry database: the main one unless telemetry_database_url names another.
+  const telemetry =
+    general.telemetry_database_url === general.database_url
+      ? database
+      : await openDatabase(general.telemetry_database_url, general.database_pool_size, options);
   const store = await createSharedStore(
     config,
     clock,
@@ -123,8 +129,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     : undefined;
 
   const metrics = createMetrics({ collectProcessMetrics: options.collectProcessMetrics ?? true });
+  const spend = createSpendAccounting({ config, database: telemetry, clock, logger, metrics });
+  for (const warning of spend.warnings) logger.warn(warning);
   const readiness = new Readiness({
-    probes: readinessProbes(database, store),
+    probes: readinessProbes(database, store, spend),
     required: requiredChecks(config),
     clock,
   });
@@ -167,6 +175,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const budgetReconciler = new BudgetReconciler({
     db: database.db,
+    spendDb: telemetry.db,
     store,
     clock: options.storeClock ?? clock,
     intervalMs: general.budget_reconcile_interval_seconds * 1000,
@@ -191,6 +200,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     admission,
     capacity,
     requestTimeoutMs: general.request_timeout_seconds * 1000,
+    accounting: spend.accounting,
     mcpTools: new McpToolLoop({
       executor: mcp.executor,
       maxIterations: general.mcp_tool_loop_max_iterations,
@@ -224,7 +234,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       },
     },
     mcp,
-    spend: new SpendQueries({ db: database.db, clock }),
+    spend: new SpendQueries({ db: telemetry.db, clock }),
   });
 
   return {
@@ -257,8 +267,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearTimeout(deadline);
       clearTimeout(forceClose);
       await registry.close();
+      await spend.close();
       await mcp.close();
       await store.close();
+      if (telemetry !== database) await telemetry.close();
       await database.close();
     },
   };
@@ -285,20 +297,28 @@ async function createSharedStore(
   return store;
 }
 
-function readinessProbes(database: Database, store: SharedStore): ReadinessProbe[] {
+function readinessProbes(
+  database: Database,
+  store: SharedStore,
+  spend: SpendAccountingParts,
+): ReadinessProbe[] {
   const probes: ReadinessProbe[] = [
     { name: 'database', check: () => database.ping() },
     // The request path and the admin path share one pool here; both names are reported as the spec asks.
     { name: 'foreground_database', check: () => database.ping() },
   ];
   if (store.kind === 'redis') probes.push({ name: 'redis', check: () => store.ping() });
+  probes.push(...spend.probes);
   return probes;
 }
 
 function requiredChecks(config: Config): string[] {
-  return config.general_settings.redis_url
-    ? ['database', 'foreground_database', 'redis']
-    : ['database', 'foreground_database'];
+  const checks = ['database', 'foreground_database'];
+  if (config.general_settings.redis_url) checks.push('redis');
+  // Outbox mode promises durable spend: readiness needs its database and a live settlement worker.
+  if (config.general_settings.spend_ingestion_mode === 'outbox')
+    checks.push('telemetry_database', 'telemetry_worker_database');
+  return checks;
 }
 
 /** Opens (and by default migrates) the database; failing that, one error naming database_url. */

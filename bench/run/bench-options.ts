@@ -28,6 +28,8 @@ export interface BenchOptions {
   profile: boolean;
   /** Run Switchboard on a private redis-server instead of its in-process counters. */
   redis: boolean;
+  /** Switchboard's spend_ingestion_mode (the cost of accounting in each mode). */
+  spendMode: 'legacy' | 'outbox';
   /** Extra Node flags for the Switchboard process, for experiments (e.g. --max-semi-space-size=16). */
   switchboardNodeFlags: string[];
   outputDirectory: string;
@@ -76,6 +78,8 @@ Options:
                           benchmark use more than 10% of the machine (default 3; --quick 1; 0: never)
   --redis                 give Switchboard a private redis-server (pinned beside the upstream) as its
                           shared store, as in production, instead of in-process counters
+  --spend-mode M          Switchboard's spend_ingestion_mode: legacy (default) or outbox, to
+                          measure what durable accounting costs (docs/spend.md)
   --profile               run Switchboard with --cpu-prof and print its top self-time functions
   --node-flags="F …"      extra Node flags for the Switchboard process, for experiments
                           (e.g. --node-flags=--max-semi-space-size=16); the report names them
@@ -106,6 +110,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
       'quiet-wait': { type: 'string' },
       profile: { type: 'boolean', default: false },
       redis: { type: 'boolean', default: false },
+      'spend-mode': { type: 'string', default: 'legacy' },
       'node-flags': { type: 'string', default: '' },
       output: { type: 'string', default: 'bench/results' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -130,6 +135,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions | 'help' {
     quietWaitSeconds: numberOption('--quiet-wait', values['quiet-wait'] ?? (quick ? '1' : '3'), 0, 60, false),
     profile: values.profile,
     redis: values.redis,
+    spendMode: choiceOption('--spend-mode', values['spend-mode'], ['legacy', 'outbox']),
     switchboardNodeFlags: values['node-flags'].split(/\s+/).filter(Boolean),
     outputDirectory: values.output,
     quick,

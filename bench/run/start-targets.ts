@@ -104,6 +104,7 @@ export async function startTargets(
         withLimitedKey: wantsLimited,
         nodeFlags: options.switchboardNodeFlags,
         redisUrl: redis?.url,
+        spendMode: options.spendMode,
       });
       notes.push(...switchboard.notes);
       const bearer = (key: string) => ({ authorization: `Bearer ${key}` });

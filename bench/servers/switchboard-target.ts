@@ -29,6 +29,7 @@ export interface SwitchboardLaunch {
   nodeFlags: string[];
   /** Shared store for counters and cache invalidation; without it, the embedded in-process one. */
   redisUrl?: string;
+  spendMode: 'legacy' | 'outbox';
 }
 
 export interface SwitchboardTarget {
@@ -67,7 +68,9 @@ export function switchboardConfig(provider: SwitchboardProvider, launch: Switchb
     ...params,
     '    model_info:',
     '      id: bench-deployment',
-    ...(launch.redisUrl ? ['general_settings:', `  redis_url: ${launch.redisUrl}`] : []),
+    'general_settings:',
+    `  spend_ingestion_mode: ${launch.spendMode}`,
+    ...(launch.redisUrl ? [`  redis_url: ${launch.redisUrl}`] : []),
     '',
   ].join('\n');
 }

@@ -134,6 +134,8 @@ export const GeneralSettingsSchema = Type.Object(
     redis_command_timeout_ms: Type.Optional(PositiveInteger),
     redis_key_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     spend_ingestion_mode: Type.Optional(Type.Enum(['legacy', 'outbox'])),
+    telemetry_database_url: Type.Optional(Type.String({ minLength: 1 })),
+    spend_finalization_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
     embeddings_batch_enabled: Type.Optional(Type.Boolean()),
     cache_invalidation_worker_enabled: Type.Optional(Type.Boolean()),
     tier_policy_mode: Type.Optional(Type.Enum(['off', 'shadow', 'enforce'])),

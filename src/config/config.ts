@@ -76,6 +76,10 @@ export interface GeneralSettings {
   /** Prefix of every Redis key and channel, so deployments can share one Redis. */
   redis_key_prefix: string;
   spend_ingestion_mode: 'legacy' | 'outbox';
+  /** Where spend lives (spend_logs, spend_daily, spend_outbox); the main database when not set. */
+  telemetry_database_url: string;
+  /** Outbox mode: longest wait for a charge's durable acceptance before the answer fails. */
+  spend_finalization_timeout_ms: number;
   embeddings_batch_enabled: boolean;
   cache_invalidation_worker_enabled: boolean;
   tier_policy_mode: 'off' | 'shadow' | 'enforce';

@@ -15,7 +15,6 @@ const mapped = (to: string): KeyTreatment => ({ use: 'mapped', to });
 const NO_CALLBACKS = 'no logging callbacks: use the JSON logs and /metrics';
 const NO_ALERTING = 'no alerting integration: alert on /metrics and /health/readiness';
 const NO_CACHE = 'no response cache yet';
-const NO_SPEND = 'no spend tracking or budgets yet';
 const NO_UI = 'no admin UI yet; the admin API is under /ui/api';
 const LIVE_HEALTH = 'health is tracked from live traffic (/health/deployments), not by background probes';
 const KEYS_ONLY = 'only stored API keys authenticate; JWT, SSO and custom auth are not supported';
@@ -64,12 +63,22 @@ export const litellmKeys: Readonly<Record<string, Readonly<Record<string, KeyTre
     disable_retry_on_max_parallel_request_limit_error: ignored(
       'a max_parallel_requests 429 is never retried',
     ),
-    disable_spend_logs: ignored(NO_SPEND),
-    disable_reset_budget: ignored(NO_SPEND),
-    maximum_spend_logs_retention_period: ignored(NO_SPEND),
-    maximum_spend_logs_retention_interval: ignored(NO_SPEND),
-    proxy_budget_rescheduler_min_time: ignored(NO_SPEND),
-    proxy_budget_rescheduler_max_time: ignored(NO_SPEND),
+    disable_spend_logs: ignored(
+      'spend records are always written: budgets and the spend API read them (docs/spend.md)',
+    ),
+    disable_reset_budget: ignored('budgets reset at the end of each budget_duration window, always'),
+    maximum_spend_logs_retention_period: ignored(
+      'spend records are kept; no retention period is applied to them',
+    ),
+    maximum_spend_logs_retention_interval: ignored(
+      'spend records are kept; no retention period is applied to them',
+    ),
+    proxy_budget_rescheduler_min_time: ignored(
+      'budget windows are aligned to the epoch, so no rescheduler runs',
+    ),
+    proxy_budget_rescheduler_max_time: ignored(
+      'budget windows are aligned to the epoch, so no rescheduler runs',
+    ),
     proxy_batch_write_at: ignored('accounting is settled per request'),
     store_prompts_in_spend_logs: ignored('prompts are never stored'),
     use_redis_transaction_buffer: ignored('counters are written to Redis atomically per request'),
@@ -111,7 +120,9 @@ export const litellmKeys: Readonly<Record<string, Readonly<Record<string, KeyTre
     max_fallbacks: ignored('fallbacks lists are tried in full'),
     enable_tag_filtering: ignored('no tag-based routing'),
     tag_filtering_match_any: ignored('no tag-based routing'),
-    provider_budget_config: ignored(NO_SPEND),
+    provider_budget_config: ignored(
+      'provider budgets are not built; budgets apply to keys, users, teams and organizations',
+    ),
     disable_cooldowns: ignored('set allowed_fails high instead'),
     optional_pre_call_checks: ignored('enable_pre_call_checks covers deployment capacity'),
     polling_interval: ignored(SDK_ONLY),
@@ -147,11 +158,19 @@ export const litellmKeys: Readonly<Record<string, Readonly<Record<string, KeyTre
     content_policy_fallbacks: ignored('fallbacks apply to every retryable failure'),
     cache: ignored(NO_CACHE),
     cache_params: ignored(NO_CACHE),
-    max_budget: ignored(NO_SPEND),
-    budget_duration: ignored(NO_SPEND),
-    max_end_user_budget: ignored(NO_SPEND),
-    disable_end_user_cost_tracking: ignored(NO_SPEND),
-    disable_end_user_cost_tracking_prometheus_only: ignored(NO_SPEND),
+    max_budget: ignored('no proxy-wide budget: set max_budget on organizations, teams, users or keys'),
+    budget_duration: ignored(
+      'no proxy-wide budget: set budget_duration on organizations, teams, users or keys',
+    ),
+    max_end_user_budget: ignored(
+      'end-user (customer) budgets are not built; budgets apply to keys, users, teams and organizations',
+    ),
+    disable_end_user_cost_tracking: ignored(
+      'end users (the caller-supplied user field) are not tracked apart',
+    ),
+    disable_end_user_cost_tracking_prometheus_only: ignored(
+      'end users (the caller-supplied user field) are not tracked apart',
+    ),
     default_team_settings: ignored('create teams through the admin API'),
     default_key_generate_params: ignored('keys take their fields from the admin request'),
     upperbound_key_generate_params: ignored('keys take their fields from the admin request'),

@@ -20,18 +20,15 @@ function issuesOf(yaml: string, env: Record<string, string> = {}): readonly stri
 describe('configuration loading', () => {
   it('refuses settings of features not built yet when set to anything but their default (nothing inert)', () => {
     expect(
-      issuesOf(
-        'general_settings:\n  spend_ingestion_mode: outbox\n  embeddings_batch_enabled: true\n  tier_policy_mode: enforce\n',
-      ),
+      issuesOf('general_settings:\n  embeddings_batch_enabled: true\n  tier_policy_mode: enforce\n'),
     ).toEqual([
-      'general_settings.spend_ingestion_mode: "outbox" needs spend accounting and its outbox mode, which is not built yet; remove the key or set "legacy"',
       'general_settings.embeddings_batch_enabled: true needs files and batches, which is not built yet; remove the key or set false',
       'general_settings.tier_policy_mode: "enforce" needs output-token tier policies, which is not built yet; remove the key or set "off"',
     ]);
     expect(
-      parseConfig('general_settings:\n  spend_ingestion_mode: legacy\n', { ...base }).general_settings
+      parseConfig('general_settings:\n  spend_ingestion_mode: outbox\n', { ...base }).general_settings
         .spend_ingestion_mode,
-    ).toBe('legacy');
+    ).toBe('outbox');
   });
 
   it("reads LiteLLM's aws_bedrock_runtime_endpoint as the deployment's api_base, under the URL policy", () => {
@@ -82,7 +79,7 @@ describe('configuration loading', () => {
     );
     expect(issues).toHaveLength(21);
     expect(issues).toContain(
-      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, audit_retention_days)',
+      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, audit_retention_days)',
     );
     expect(issues.some((issue) => issue.startsWith('general_settings.max_request_body_bytes:'))).toBe(true);
     expect(issues.some((issue) => issue.startsWith('router_settings.num_retries:'))).toBe(true);

@@ -245,6 +245,9 @@ function buildConfig(
       redis_command_timeout_ms: general.redis_command_timeout_ms ?? 50,
       redis_key_prefix: general.redis_key_prefix ?? 'switchboard:',
       spend_ingestion_mode: general.spend_ingestion_mode ?? 'legacy',
+      telemetry_database_url:
+        general.telemetry_database_url ?? general.database_url ?? join(options.dataDir, 'switchboard.db'),
+      spend_finalization_timeout_ms: general.spend_finalization_timeout_ms ?? 5_000,
       embeddings_batch_enabled: general.embeddings_batch_enabled ?? false,
       cache_invalidation_worker_enabled: general.cache_invalidation_worker_enabled ?? true,
       tier_policy_mode: general.tier_policy_mode ?? 'off',

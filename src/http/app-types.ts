@@ -1,6 +1,5 @@
 /** The Fastify instance type used by every route file, and the dependencies buildApp receives. */
 import type {} from '@fastify/swagger';
-import type { SpendQueries } from '../accounting/spend-queries.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
@@ -9,6 +8,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
+import type { SpendQueries } from '../accounting/spend-queries.ts';
 import type { Config } from '../config/config.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
 import type { IdentityAdmin } from '../identity/identity-admin.ts';
@@ -20,9 +20,9 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { Readiness } from '../observability/readiness.ts';
 import type { TextPipeline } from '../proxy/text-pipeline.ts';
 import type { ReportSources } from '../routing/deployment-report.ts';
-import type { AuditRepository } from '../store/db/repositories/audit-repository.ts';
 import type { FallbackEventLog } from '../routing/fallback-events.ts';
 import type { ModelRegistry } from '../routing/model-registry.ts';
+import type { AuditRepository } from '../store/db/repositories/audit-repository.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,

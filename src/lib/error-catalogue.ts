@@ -229,6 +229,17 @@ export const errors = {
       retryAfter: 1,
     });
   },
+  /** Outbox mode: the answer's charge could not be accepted durably, so the answer is withheld. */
+  spendNotAccepted(): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: 'spend_not_accepted',
+      message:
+        'The answer could not be recorded for accounting (spend_ingestion_mode: outbox), so it is not delivered. Retry; if it persists, tell the operator to check the telemetry database.',
+      retryAfter: 1,
+    });
+  },
   internal(): GatewayError {
     return new GatewayError({
       status: 500,

@@ -95,6 +95,28 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
       labelNames: ['event'] as const,
       registers,
     }),
+    spend: new Counter({
+      name: 'gateway_spend_total',
+      help: 'Spend in USD of answered requests whose price and usage are known, by public model.',
+      labelNames: ['model'] as const,
+      registers,
+    }),
+    accountingWrites: new Counter({
+      name: 'gateway_accounting_writes_total',
+      help: 'Spend records by ingestion mode and outcome (legacy: written, retained, written_after_retry, dropped; outbox: accepted, failed, timeout, settled).',
+      labelNames: ['mode', 'outcome'] as const,
+      registers,
+    }),
+    outboxPending: new Gauge({
+      name: 'gateway_outbox_pending',
+      help: 'Outbox mode: accepted charges not yet moved into spend records.',
+      registers,
+    }),
+    outboxSettlementLag: new Gauge({
+      name: 'gateway_outbox_settlement_lag_seconds',
+      help: 'Outbox mode: age of the oldest accepted charge not yet settled (0 when none waits).',
+      registers,
+    }),
     mcpToolCalls: new Counter({
       name: 'gateway_mcp_tool_calls_total',
       help: 'MCP tool calls, by server key, tool and outcome.',

@@ -1,50 +1,166 @@
 /**
- * What one caller request is charged: its admission, then the real usage of every provider call made
- * for it (one, or each model turn of an MCP tool loop), settled once when the request is over. Settling
- * corrects the token counters, adds deployment usage and frees the in-flight slot.
+ * What one caller request is charged: its admission, then the real usage and cost of every provider
+ * call made for it (one, or each model turn of an MCP tool loop), settled once when the request is
+ * over. Settling corrects the token counters, adds the cost to budgets, adds deployment usage, frees
+ * the in-flight slot, and writes the request's spend record (legacy or outbox mode).
  */
+
+import type { SpendWriter } from '../accounting/spend-writer.ts';
+import type { Caller } from '../canonical/caller.ts';
+import type { SpendRecord } from '../canonical/spend-record.ts';
 import type { Usage } from '../canonical/usage.ts';
 import type { AdmissionTicket } from '../limits/caller-admission.ts';
 import type { DeploymentCapacity, DeploymentUsageSnapshot } from '../limits/deployment-capacity.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { CounterAdjustment } from '../store/shared/rate-limit-counters.ts';
+
+/** How a request is priced and where its record goes (absent: nothing is recorded). */
+export interface SpendAccounting {
+  /** USD of one provider call's usage on a deployment; null when the usage or price is unknown. */
+  costOf(deploymentId: string, usage: Usage | undefined, upstreamModel: string): number | null;
+  writer: SpendWriter;
+  metrics: Metrics;
+  now(): number;
+}
+
+/** The request's own facts, known at admission. */
+export interface ChargedRequest {
+  requestId: string;
+  caller: Caller;
+  model: string;
+  endpoint: string;
+  stream: boolean;
+  /** performance.now() when the request started. */
+  startedAt: number;
+}
 
 export class RequestCharge {
   readonly ticket: AdmissionTicket;
   /** Deployment usage read at admission, for routing every call of this request. */
   readonly capacity: DeploymentUsageSnapshot;
   private readonly deploymentCapacity: DeploymentCapacity;
+  private readonly request: ChargedRequest | undefined;
+  private readonly accounting: SpendAccounting | undefined;
   private readonly adjustments: CounterAdjustment[] = [];
-  private tokens = 0;
+  private readonly tokens = { prompt: 0, completion: 0, reasoning: 0, cached: 0, cacheCreation: 0, total: 0 };
+  private cost: number | null = 0;
   private calls = 0;
   private usageUnknown = false;
-  private settled = false;
+  private deploymentId: string | null = null;
+  private modelGroup: string | null = null;
+  private attempts = 0;
+  private ttftMs: number | null = null;
+  private settled: Promise<void> | undefined;
 
   constructor(
     ticket: AdmissionTicket,
     deploymentCapacity: DeploymentCapacity,
     deploymentIds: readonly string[],
+    spend?: { request: ChargedRequest; accounting: SpendAccounting },
   ) {
     this.ticket = ticket;
     this.deploymentCapacity = deploymentCapacity;
     this.capacity = deploymentCapacity.snapshot(deploymentIds, ticket.reads);
+    this.request = spend?.request;
+    this.accounting = spend?.accounting;
   }
 
   /** A provider call for this request answered, with this usage (undefined when the provider gave none). */
-  answered(deploymentId: string, usage: Usage | undefined): void {
+  answered(deploymentId: string, usage: Usage | undefined, upstreamModel: string): void {
     this.calls++;
-    if (usage) this.tokens += usage.total_tokens;
-    else this.usageUnknown = true;
+    if (usage) {
+      const tokens = this.tokens;
+      tokens.prompt += usage.prompt_tokens;
+      tokens.completion += usage.completion_tokens;
+      tokens.total += usage.total_tokens;
+      tokens.reasoning += count(usage.completion_tokens_details?.reasoning_tokens);
+      tokens.cached += count(usage.prompt_tokens_details?.cached_tokens);
+      tokens.cacheCreation += count(usage.prompt_tokens_details?.cache_creation_tokens);
+    } else {
+      this.usageUnknown = true;
+    }
+    const cost = this.accounting ? this.accounting.costOf(deploymentId, usage, upstreamModel) : null;
+    this.cost = this.cost === null || cost === null ? null : this.cost + cost;
     this.adjustments.push(...this.deploymentCapacity.settlement(deploymentId, usage?.total_tokens));
   }
 
-  /** Ends the request's charge (later calls resolve at once); resolves when the store has taken it. */
-  settle(): Promise<void> {
-    if (this.settled) return Promise.resolve();
-    this.settled = true;
-    const known = this.calls > 0 && !this.usageUnknown;
-    return this.ticket.settle({
-      totalTokens: known ? this.tokens : undefined,
-      adjustments: this.adjustments,
-    });
+  /** The routing facts of the call that answered (the last one, for an MCP tool loop). */
+  routed(deploymentId: string | null, modelGroup: string | null, attempts: number): void {
+    this.deploymentId = deploymentId ?? this.deploymentId;
+    this.modelGroup = modelGroup ?? this.modelGroup;
+    this.attempts += attempts;
   }
+
+  /** Content reached the caller but the answer never completed: its usage is unknown, never estimated. */
+  incomplete(): void {
+    this.usageUnknown = true;
+  }
+
+  /** A stream's first chunk arrived. */
+  firstToken(): void {
+    if (this.request && this.ttftMs === null) this.ttftMs = performance.now() - this.request.startedAt;
+  }
+
+  /**
+   * Ends the request's charge with its HTTP status (later calls return the same promise). Resolves when
+   * the store has taken the counters and the writer the record; rejects only when an outbox-mode
+   * writer could not accept the charge, which the caller turns into a failed answer.
+   */
+  settle(status: number): Promise<void> {
+    this.settled ??= this.finish(status);
+    return this.settled;
+  }
+
+  private async finish(status: number): Promise<void> {
+    // A request no provider answered consumed nothing; the rate-limit counters still keep their
+    // estimate for it (no correction without a usage report), as they always have.
+    const known = !this.usageUnknown;
+    const cost = known ? this.cost : null;
+    const counters = this.ticket.settle({
+      totalTokens: known && this.calls > 0 ? this.tokens.total : undefined,
+      adjustments: this.adjustments,
+      cost,
+    });
+    if (!this.request || !this.accounting) return counters;
+    const record = this.record(status, known, cost);
+    if (cost !== null && cost > 0) this.accounting.metrics.spend.inc({ model: record.model }, cost);
+    await Promise.all([counters, this.accounting.writer.write(record)]);
+  }
+
+  private record(status: number, known: boolean, cost: number | null): SpendRecord {
+    const request = this.request!;
+    const { caller } = request;
+    const tokens = this.tokens;
+    const counted = (value: number) => (known ? value : null);
+    return {
+      requestId: request.requestId,
+      createdAt: this.accounting!.now(),
+      keyId: caller.keyId,
+      userId: caller.userId,
+      teamId: caller.teamId,
+      organizationId: caller.organizationId,
+      model: request.model,
+      modelGroup: this.modelGroup,
+      deploymentId: this.deploymentId,
+      endpoint: request.endpoint,
+      attempts: this.attempts,
+      stream: request.stream,
+      status,
+      usageKnown: known,
+      promptTokens: counted(tokens.prompt),
+      completionTokens: counted(tokens.completion),
+      reasoningTokens: counted(tokens.reasoning),
+      cachedTokens: counted(tokens.cached),
+      cacheCreationTokens: counted(tokens.cacheCreation),
+      totalTokens: counted(tokens.total),
+      cost,
+      latencyMs: performance.now() - request.startedAt,
+      ttftMs: this.ttftMs,
+      cacheHit: false,
+    };
+  }
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 }

@@ -18,10 +18,10 @@ import type { CallerAdmission } from '../limits/caller-admission.ts';
 import type { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
-import type { Router, StartedStream } from '../routing/router.ts';
+import { type Router, type StartedStream, upstreamModelOf } from '../routing/router.ts';
 import { upstreamFailure } from '../routing/upstream-failure.ts';
 import type { McpToolLoop } from './mcp-tool-loop.ts';
-import { RequestCharge } from './request-charge.ts';
+import { RequestCharge, type SpendAccounting } from './request-charge.ts';
 
 export interface TextContext {
   caller: Caller;
@@ -70,6 +70,8 @@ export interface TextPipelineOptions {
   requestTimeoutMs: number;
   /** Runs requests whose tools include MCP servers (non-streaming only). */
   mcpTools?: McpToolLoop;
+  /** Prices answers and records spend; absent, nothing is recorded (tests of other concerns). */
+  accounting?: SpendAccounting;
 }
 
 export class TextPipeline {
@@ -83,18 +85,23 @@ export class TextPipeline {
     const started = performance.now();
     const group = this.resolve(request.model, context.caller, endpoint);
     const { mcpTools } = this.options;
-    const charge = await this.admit(request, group, context, started);
+    const charge = await this.admit(request, group, context, endpoint, started);
     if (!mcpTools?.handles(request)) return this.call(request, group, context, charge, started, true);
+    let outcome: TextOutcome;
     try {
-      const outcome = await mcpTools.run(request, context, (turn, turnContext) =>
+      outcome = await mcpTools.run(request, context, (turn, turnContext) =>
         this.call(turn, group, turnContext, charge, performance.now(), false),
       );
-      return { ...outcome, headers: charge.ticket.headers };
     } catch (error) {
+      settleQuietly(charge, statusOf(error));
       throw withHeaders(error, charge.ticket.headers);
-    } finally {
-      charge.settle();
     }
+    try {
+      await this.settleAnswer(charge);
+    } catch (error) {
+      throw error instanceof SpendNotRecorded ? error.failure : error;
+    }
+    return { ...outcome, headers: charge.ticket.headers };
   }
 
   private resolve(model: string, caller: Caller, endpoint: TextEndpoint): ModelGroup {
@@ -109,9 +116,10 @@ export class TextPipeline {
     request: ChatRequest,
     group: ModelGroup,
     context: TextContext,
+    endpoint: TextEndpoint,
     started: number,
   ): Promise<RequestCharge> {
-    const { admission, capacity } = this.options;
+    const { admission, capacity, accounting } = this.options;
     const deploymentIds = capacity.enabled ? group.deployments.map((deployment) => deployment.id) : [];
     try {
       const ticket = await admission.admit({
@@ -121,7 +129,18 @@ export class TextPipeline {
         requestId: context.requestId,
         reads: capacity.readKeys(deploymentIds),
       });
-      return new RequestCharge(ticket, capacity, deploymentIds);
+      const spend = accounting && {
+        accounting,
+        request: {
+          requestId: context.requestId,
+          caller: context.caller,
+          model: request.model,
+          endpoint: endpoint.path,
+          stream: request.stream === true,
+          startedAt: started,
+        },
+      };
+      return new RequestCharge(ticket, capacity, deploymentIds, spend);
     } catch (error) {
       this.finish(request.model, statusOf(error), started);
       throw error;
@@ -161,6 +180,8 @@ export class TextPipeline {
         };
         const routed = await router.stream(group, upstreamRequest, route);
         metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
+        charge.routed(routed.deployment.id, routed.modelGroup, routed.attempts);
+        charge.firstToken();
         return {
           kind: 'stream',
           chunks: this.streamChunks(routed.value, model, routed.deployment, started, charge),
@@ -171,8 +192,9 @@ export class TextPipeline {
       }
       const routed = await router.complete(group, request, route);
       const { response, json, native } = routed.value;
+      charge.routed(routed.deployment.id, routed.modelGroup, routed.attempts);
       this.answered(model, routed.deployment, response.usage, charge);
-      if (ownsCharge) charge.settle();
+      if (ownsCharge) await this.settleAnswer(charge);
       this.finish(model, 200, started);
       return {
         kind: 'json',
@@ -184,11 +206,18 @@ export class TextPipeline {
         headers: charge.ticket.headers,
       };
     } catch (error) {
-      if (ownsCharge) charge.settle();
+      if (error instanceof SpendNotRecorded) {
+        this.finish(model, statusOf(error.failure), started);
+        throw error.failure;
+      }
       const failure =
         Date.now() >= deadline && !context.signal.aborted
           ? deadlineExceeded(model, this.options.requestTimeoutMs)
           : error;
+      if (ownsCharge) {
+        charge.routed(...routingOf(failure));
+        settleQuietly(charge, statusOf(failure));
+      }
       this.finish(model, statusOf(failure), started);
       throw withHeaders(failure, charge.ticket.headers);
     }
@@ -218,21 +247,40 @@ export class TextPipeline {
       // Content was already sent: no retry; the encoder ends the stream with an in-band error, no marker.
       ended = true;
       const failure = upstreamFailure(error, model);
-      charge.settle();
+      charge.incomplete();
+      settleQuietly(charge, failure.status);
       this.finish(model, failure.status, startedAt);
       throw failure;
     } finally {
       if (!ended) {
         // The caller left mid-stream: stop the upstream call and free the slot.
-        charge.settle();
+        charge.incomplete();
+        settleQuietly(charge, 499);
         this.finish(model, 499, startedAt);
         await rest.return?.();
       }
     }
     this.answered(model, deployment, usage, charge);
-    // Spec: the answer's accounting is awaited before the terminal marker (failures are only logged).
-    await charge.settle();
+    // Spec rule 5: the answer's accounting is awaited before the terminal marker; in outbox mode a
+    // charge that is not durably accepted ends the stream with an error instead (rule 6).
+    try {
+      await settleOrFail(charge, 200, {});
+    } catch (error) {
+      const failure = error instanceof SpendNotRecorded ? error.failure : error;
+      this.finish(model, statusOf(failure), startedAt);
+      throw failure;
+    }
     this.finish(model, 200, startedAt);
+  }
+
+  /**
+   * Settles a JSON answer: in outbox mode the answer waits for its charge to be durably accepted (503
+   * otherwise, spec rule 6); in legacy mode it does not wait for the write at all.
+   */
+  private async settleAnswer(charge: RequestCharge): Promise<void> {
+    if (this.options.accounting?.writer.mode === 'outbox')
+      await settleOrFail(charge, 200, charge.ticket.headers);
+    else settleQuietly(charge, 200);
   }
 
   private answered(
@@ -245,7 +293,7 @@ export class TextPipeline {
       this.options.metrics.tokens.inc({ model, direction: 'input' }, usage.prompt_tokens);
       this.options.metrics.tokens.inc({ model, direction: 'output' }, usage.completion_tokens);
     }
-    charge.answered(deployment.id, usage);
+    charge.answered(deployment.id, usage, upstreamModelOf(model, deployment));
   }
 
   private finish(model: string, status: number, startedAt: number): void {
@@ -253,6 +301,43 @@ export class TextPipeline {
     metrics.requests.inc(model, String(status));
     metrics.requestDuration.observe({ model }, (performance.now() - startedAt) / 1000);
   }
+}
+
+/** A charge the outbox did not accept, carried out of the routing try block as the caller's 503. */
+class SpendNotRecorded extends Error {
+  readonly failure: unknown;
+  constructor(failure: unknown) {
+    super('spend not recorded');
+    this.failure = failure;
+  }
+}
+
+/** Settles and, when an outbox-mode writer could not accept the charge, fails the answer with 503. */
+async function settleOrFail(
+  charge: RequestCharge,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+): Promise<void> {
+  try {
+    await charge.settle(status);
+  } catch {
+    throw new SpendNotRecorded(withHeaders(errors.spendNotAccepted(), headers));
+  }
+}
+
+/** Settles a request that already failed: a writer failure changes nothing for its caller. */
+function settleQuietly(charge: RequestCharge, status: number): void {
+  charge.settle(status).catch(() => {});
+}
+
+/** Attempts and last deployment of a failed routing, from the headers routing put on its error. */
+function routingOf(error: unknown): [deploymentId: string | null, modelGroup: null, attempts: number] {
+  const headers = error instanceof GatewayError ? error.headers : undefined;
+  return [
+    headers?.['x-switchboard-deployment'] ?? null,
+    null,
+    Number(headers?.['x-switchboard-attempts'] ?? 0),
+  ];
 }
 
 function statusOf(error: unknown): number {

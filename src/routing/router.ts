@@ -375,10 +375,14 @@ function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): Promise<
  * that the group's `*` matched, never a literal `*`.
  */
 function withUpstreamModel(request: ChatRequest, deployment: Deployment): ChatRequest {
+  return { ...request, model: upstreamModelOf(request.model, deployment) };
+}
+
+/** The model name a deployment sends upstream for a request of `requestedModel` (wildcards filled in). */
+export function upstreamModelOf(requestedModel: string, deployment: Deployment): string {
   const upstream = deployment.config.params.model;
-  if (!upstream.includes('*') || !deployment.modelName.endsWith('*')) return { ...request, model: upstream };
-  const matched = request.model.slice(deployment.modelName.length - 1);
-  return { ...request, model: upstream.replace('*', matched) };
+  if (!upstream.includes('*') || !deployment.modelName.endsWith('*')) return upstream;
+  return upstream.replace('*', requestedModel.slice(deployment.modelName.length - 1));
 }
 
 function fits(group: ModelGroup, promptTokenEstimate: number): boolean {

@@ -16,6 +16,8 @@ export type Scenario =
       chunkDelayMs?: number;
       firstByteDelayMs?: number;
       toolCalls?: ToolCallSpec[];
+      /** Leave usage out of the answer (JSON) and the stream, as some servers do. */
+      omitUsage?: boolean;
     }
   /** An error status with an OpenAI error body. */
   | {
@@ -189,7 +191,7 @@ function respondJson(
         logprobs: null,
       },
     ],
-    usage: usageOf(body, text),
+    ...(scenario.omitUsage ? {} : { usage: usageOf(body, text) }),
   };
   response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
 }
@@ -227,7 +229,7 @@ async function stream(
     }
     response.write(sse(chunk(body, {}, 'stop')));
   }
-  if (body.stream_options?.include_usage) {
+  if (body.stream_options?.include_usage && !scenario.omitUsage) {
     response.write(
       sse({
         id: 'chatcmpl-fake',

@@ -68,7 +68,8 @@ export async function spawnGateway(
     port,
     output: () => output,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null) return child.exitCode;
+      // Already gone (exited, or killed by a signal: then exitCode stays null and 'exit' will not come again).
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit');
       child.kill(signal);
       const [code] = (await exited) as [number | null];

@@ -34,7 +34,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('cache_hit', 'integer', (column) => column.notNull().defaultTo(0))
     .execute();
   for (const column of ['created_at', 'key_id', 'user_id', 'team_id', 'organization_id', 'model'] as const) {
-    await db.schema.createIndex(`spend_logs_${column}`).on('spend_logs').columns([column, 'created_at']).execute();
+    await db.schema
+      .createIndex(`spend_logs_${column}`)
+      .on('spend_logs')
+      .columns([column, 'created_at'])
+      .execute();
   }
 
   await db.schema

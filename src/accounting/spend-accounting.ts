@@ -1,0 +1,89 @@
+/**
+ * Assembles spend accounting from the configuration: the price book, the writer of the configured
+ * `spend_ingestion_mode`, and in outbox mode the settlement worker with its readiness probes
+ * (`telemetry_database`, `telemetry_worker_database`). The text pipeline receives `accounting`.
+ */
+import type { Config } from '../config/config.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { ReadinessProbe } from '../observability/readiness.ts';
+import type { Database } from '../store/db/create-database.ts';
+import { SpendRepository } from '../store/db/repositories/spend-repository.ts';
+import { OutboxSettler } from './outbox-settler.ts';
+import { PriceBook } from './price-book.ts';
+import { LegacySpendWriter, OutboxSpendWriter, type SpendWriter } from './spend-writer.ts';
+
+/** What the pipeline's request charge needs (the same shape proxy/ declares as SpendAccounting). */
+export interface PipelineAccounting {
+  costOf(
+    deploymentId: string,
+    usage: Parameters<PriceBook['costOf']>[1],
+    upstreamModel: string,
+  ): number | null;
+  writer: SpendWriter;
+  metrics: Metrics;
+  now(): number;
+}
+
+export interface SpendAccountingParts {
+  accounting: PipelineAccounting;
+  repository: SpendRepository;
+  /** Outbox mode only. */
+  settler: OutboxSettler | undefined;
+  probes: ReadinessProbe[];
+  /** Deployments without a known price, for the start-up log. */
+  warnings: string[];
+  close(): Promise<void>;
+}
+
+export function createSpendAccounting(deps: {
+  config: Config;
+  database: Database;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+}): SpendAccountingParts {
+  const { config, database, clock, logger, metrics } = deps;
+  const general = config.general_settings;
+  const repository = new SpendRepository(database.db, database.dialect);
+  const { book, warnings } = PriceBook.fromConfig(config);
+  const writerOptions = { repository, clock, logger, metrics };
+  const outbox = general.spend_ingestion_mode === 'outbox';
+  const writer: SpendWriter = outbox
+    ? new OutboxSpendWriter({
+        ...writerOptions,
+        finalizationTimeoutMs: general.spend_finalization_timeout_ms,
+      })
+    : new LegacySpendWriter(writerOptions);
+  const settler = outbox ? new OutboxSettler({ repository, clock, logger, metrics }) : undefined;
+  settler?.start();
+  const probes: ReadinessProbe[] = settler
+    ? [
+        { name: 'telemetry_database', check: () => database.ping() },
+        {
+          name: 'telemetry_worker_database',
+          check: async () => {
+            settler.checkFresh();
+            await database.ping();
+          },
+        },
+      ]
+    : [];
+  return {
+    accounting: {
+      costOf: (deploymentId, usage, upstreamModel) => book.costOf(deploymentId, usage, upstreamModel),
+      writer,
+      metrics,
+      now: () => clock.now(),
+    },
+    repository,
+    settler,
+    probes,
+    warnings,
+    async close() {
+      await writer.close();
+      await settler?.stop();
+    },
+  };
+}

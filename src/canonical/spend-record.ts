@@ -1,0 +1,38 @@
+/** What one proxied request spent: the row of spend_logs, built at settlement by the text pipeline. */
+
+export interface SpendRecord {
+  requestId: string;
+  /** Epoch milliseconds when the request was settled. */
+  createdAt: number;
+  keyId: string | null;
+  userId: string | null;
+  teamId: string | null;
+  organizationId: string | null;
+  /** The public model the caller asked for. */
+  model: string;
+  /** The model group that answered (another one after a fallback), when one did. */
+  modelGroup: string | null;
+  deploymentId: string | null;
+  endpoint: string;
+  attempts: number;
+  stream: boolean;
+  status: number;
+  /** False when a provider call reported no usage: counts and cost are then null, never estimated. */
+  usageKnown: boolean;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  reasoningTokens: number | null;
+  cachedTokens: number | null;
+  cacheCreationTokens: number | null;
+  totalTokens: number | null;
+  /** USD; null when the usage or a deployment's price is unknown. */
+  cost: number | null;
+  latencyMs: number;
+  ttftMs: number | null;
+  cacheHit: boolean;
+}
+
+/** Reads a record back from its JSON (the outbox keeps records as JSON text). */
+export function parseSpendRecord(text: string): SpendRecord {
+  return JSON.parse(text) as SpendRecord;
+}
