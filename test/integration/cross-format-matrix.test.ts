@@ -93,12 +93,16 @@ describe('cross-format matrix', () => {
 model_list:
   - model_name: m-openai
     params: { provider: openai, model: gpt-up, api_base: "${upstreams.openai.baseUrl}", api_key: sk-up }
+    model_info: { input_cost_per_token: 0.000001, output_cost_per_token: 0.00002, cache_read_input_token_cost: 0.0000001 }
   - model_name: m-anthropic
     params: { provider: anthropic, model: claude-up, api_base: "${upstreams.anthropic.origin}", api_key: sk-ant }
+    model_info: { input_cost_per_token: 0.000001, output_cost_per_token: 0.00002, cache_read_input_token_cost: 0.0000001 }
   - model_name: m-gemini
     params: { provider: gemini, model: gemini-up, api_base: "${upstreams.gemini.origin}", api_key: g-key }
+    model_info: { input_cost_per_token: 0.000001, output_cost_per_token: 0.00002, cache_read_input_token_cost: 0.0000001 }
   - model_name: m-bedrock
     params: { ${bedrockParams} }
+    model_info: { input_cost_per_token: 0.000001, output_cost_per_token: 0.00002, cache_read_input_token_cost: 0.0000001 }
   - model_name: "gemini/*"
     params: { provider: gemini, model: "*", api_base: "${upstreams.gemini.origin}", api_key: g-key }
   - model_name: "anthropic/*"
@@ -255,6 +259,52 @@ router_settings:
       expect(final.usage.output_tokens).toBe(outputTokens(provider, text));
     });
   });
+
+  it.each(providers)(
+    'records one spend row per request with the usage and cost %s reported (cached tokens at the cached rate)',
+    async (provider) => {
+      const { db } = gateway.gateway.database;
+      const { response } = await openai.chat.completions
+        .create({ model: `m-${provider}`, messages: [{ role: 'user', content: 'price me' }] })
+        .withResponse();
+      const stream = await anthropic.messages.create({
+        model: `m-${provider}`,
+        max_tokens: 16,
+        stream: true,
+        messages: [{ role: 'user', content: 'and me' }],
+      });
+      for await (const _event of stream) {
+        // drain to message_stop, written after the record
+      }
+      const rows = (await db
+        .selectFrom('spend_logs')
+        .selectAll()
+        .where('model', '=', `m-${provider}`)
+        .orderBy('created_at', 'desc')
+        .limit(2)
+        .execute()) as any[];
+      const json = rows.find((row) => row.request_id === response.headers.get('x-request-id'))!;
+      const messages = rows.find((row) => row.endpoint === '/v1/messages')!;
+      expect(json).toMatchObject({
+        endpoint: '/v1/chat/completions',
+        stream: 0,
+        status: 200,
+        usage_known: 1,
+      });
+      expect(messages).toMatchObject({ stream: 1, status: 200, usage_known: 1 });
+      for (const row of [json, messages]) {
+        const prompt = Number(row.prompt_tokens);
+        const cached = Number(row.cached_tokens);
+        const completion = Number(row.completion_tokens);
+        expect(completion).toBeGreaterThan(0);
+        if (provider === 'anthropic') expect(cached).toBe(3);
+        expect(row.cost).toBeCloseTo(
+          (prompt - cached) * 0.000001 + cached * 0.0000001 + completion * 0.00002,
+          12,
+        );
+      }
+    },
+  );
 
   it('fails over between provider kinds inside one group (Anthropic 503 → Bedrock) for every format', async () => {
     for (let index = 0; index < 8; index++) failing.enqueue({ kind: 'error', status: 503 });
