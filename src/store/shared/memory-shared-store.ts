@@ -1,6 +1,7 @@
 /** SharedStore in process memory: the embedded default, and the per-process fallback of fail_open. */
 import type { Clock } from '../../lib/clock.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import { MemoryResponseCache } from './memory-response-cache.ts';
 import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
 import type { SharedStore } from './shared-store.ts';
 
@@ -16,10 +17,13 @@ export class MemorySharedStore implements SharedStore {
   private readonly channels = new Map<string, Set<(message: string) => void>>();
   private sweepAt = 0;
   readonly rateLimiter: MemoryRateLimiter;
+  private readonly responseCache: MemoryResponseCache;
 
-  constructor(clock: Clock) {
+  /** `responseCacheBytes`: the byte budget of the response cache (default 64 MiB). */
+  constructor(clock: Clock, options: { responseCacheBytes?: number } = {}) {
     this.clock = clock;
     this.rateLimiter = new MemoryRateLimiter(clock);
+    this.responseCache = new MemoryResponseCache(clock, options.responseCacheBytes);
   }
 
   async admit(request: AdmissionRequest): Promise<AdmissionResponse> {
@@ -70,6 +74,18 @@ export class MemorySharedStore implements SharedStore {
     return amount;
   }
 
+  async cacheGet(key: string): Promise<string | undefined> {
+    return this.responseCache.get(key);
+  }
+
+  async cacheSet(key: string, value: string, ttlMs: number): Promise<void> {
+    this.responseCache.set(key, value, ttlMs);
+  }
+
+  async cacheDelete(pattern: string): Promise<number> {
+    return this.responseCache.deleteMatching(pattern);
+  }
+
   async publish(channel: string, message: string): Promise<void> {
     for (const handler of this.channels.get(channel) ?? []) queueMicrotask(() => handler(message));
   }
@@ -86,6 +102,7 @@ export class MemorySharedStore implements SharedStore {
   async close(): Promise<void> {
     this.entries.clear();
     this.channels.clear();
+    this.responseCache.clear();
   }
 
   private live(key: string): Entry | undefined {

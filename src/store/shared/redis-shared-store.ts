@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import type { Clock } from '../../lib/clock.ts';
 import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
+import { redisMatchPattern, unlinkMatching } from './redis-pattern-delete.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './redis-rate-limit-scripts.ts';
 import { type SharedStore, SharedStoreUnavailableError } from './shared-store.ts';
 
@@ -151,6 +152,20 @@ export class RedisSharedStore implements SharedStore {
       this.client.eval(INCREMENT_SCRIPT, 1, this.prefix + key, amount, Math.max(1, Math.ceil(ttlMs))),
     );
     return Number(value);
+  }
+
+  async cacheGet(key: string): Promise<string | undefined> {
+    return (await this.run(() => this.client.get(this.prefix + key))) ?? undefined;
+  }
+
+  async cacheSet(key: string, value: string, ttlMs: number): Promise<void> {
+    await this.set(key, value, ttlMs);
+  }
+
+  async cacheDelete(pattern: string): Promise<number> {
+    return unlinkMatching(this.client, redisMatchPattern(this.prefix, pattern), (command) =>
+      this.run(command),
+    );
   }
 
   /** Waits until the first connection is ready, or `timeoutMs` passes; true when connected. */

@@ -31,6 +31,18 @@ export interface SharedStore {
   admit(request: AdmissionRequest): Promise<AdmissionResponse>;
   /** Corrects counters (never below zero) and releases a slot, in one round trip. */
   settle(request: SettlementRequest): Promise<void>;
+  /**
+   * Response cache (keys from response-cache-keys.ts). A cached answer, or undefined on a miss; throws
+   * SharedStoreUnavailableError when Redis is down. The memory store keeps entries in a byte-bounded LRU.
+   */
+  cacheGet(key: string): Promise<string | undefined>;
+  /** Stores `value` for `ttlMs` (milliseconds, > 0). */
+  cacheSet(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Deletes every cache entry whose key matches `pattern` (glob: `*` matches any run of characters;
+   * every other character is literal) and returns how many. Redis: SCAN MATCH + UNLINK in batches.
+   */
+  cacheDelete(pattern: string): Promise<number>;
   close(): Promise<void>;
 }
 
