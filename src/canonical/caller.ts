@@ -67,6 +67,8 @@ export interface Caller {
   /** Model allow-list of the key; null allows every model. */
   readonly models: readonly string[] | null;
   readonly maxParallelRequests: number | null;
+  /** Response cache switch: the key's `cache_enabled`, else its team's; null follows the gateway setting. */
+  readonly cacheEnabled: boolean | null;
   /** Scopes in the spec's order: organization, team, user, key. Only scopes that exist are present. */
   readonly scopes: readonly ScopePolicy[];
   /** Epoch milliseconds, or null when the key never expires. */

@@ -12,6 +12,12 @@ export const EntityId = Type.String({
 const OptionalNullableString = Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()]));
 const Metadata = Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]));
 const NullableId = Type.Optional(Type.Union([EntityId, Type.Null()]));
+const CacheEnabled = Type.Optional(
+  Type.Union([Type.Boolean(), Type.Null()], {
+    description:
+      'Response cache switch: true or false overrides general_settings.response_cache.enabled; null follows it (a key with null follows its team first).',
+  }),
+);
 
 export const OrganizationBody = Type.Object(
   {
@@ -29,6 +35,7 @@ export const TeamBody = Type.Object(
     team_alias: OptionalNullableString,
     organization_id: NullableId,
     metadata: Metadata,
+    cache_enabled: CacheEnabled,
     ...scopeLimitProperties,
     ...modelOutputLimitProperty,
   },
@@ -66,6 +73,7 @@ export const KeyBody = Type.Object(
     ),
     blocked: Type.Optional(Type.Boolean()),
     metadata: Metadata,
+    cache_enabled: CacheEnabled,
     ...scopeLimitProperties,
     ...modelOutputLimitProperty,
     ...parallelLimitProperty,

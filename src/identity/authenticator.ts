@@ -60,6 +60,7 @@ export const masterCaller: Caller = Object.freeze({
   userRole: 'proxy_admin',
   models: null,
   maxParallelRequests: null,
+  cacheEnabled: null,
   scopes: [],
   expiresAt: null,
 });
@@ -203,6 +204,7 @@ export class Authenticator implements InvalidationListener {
       userRole: user?.role ?? null,
       models: key.models,
       maxParallelRequests: key.max_parallel_requests,
+      cacheEnabled: key.cache_enabled ?? team?.cache_enabled ?? null,
       scopes,
       expiresAt: key.expires_at,
     });

@@ -16,6 +16,7 @@ const caller: Caller = {
   userRole: 'member',
   models: null,
   maxParallelRequests: null,
+  cacheEnabled: null,
   scopes: [],
   expiresAt: null,
 };

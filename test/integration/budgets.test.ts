@@ -89,6 +89,7 @@ describe.each(await availableBackends())('budgets on %s', (_name, makeBackend) =
       userRole: 'member',
       models: null,
       maxParallelRequests: null,
+      cacheEnabled: null,
       scopes,
       expiresAt: null,
     };

@@ -23,7 +23,7 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
     }
     const reports = await Promise.all(databases.map((database) => migrateToLatest(database)));
     const applied = reports.map((report) => report.applied.length).sort();
-    expect(applied).toEqual([0, 0, 0, 6]);
+    expect(applied).toEqual([0, 0, 0, 7]);
   });
 
   it('creates its own bookkeeping tables even when another schema of the database has them', async () => {
@@ -37,6 +37,7 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
         '0004-spend',
         '0005-budgets',
         '0006-audit',
+        '0007-cache-enabled',
       ]);
       expect((await migrateToLatest(database)).applied).toEqual([]);
     } finally {

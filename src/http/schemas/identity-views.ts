@@ -30,6 +30,9 @@ function isoTime(milliseconds: number): string {
 const NullableInteger = Type.Union([Type.Integer(), Type.Null()]);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
+const CacheEnabled = Type.Union([Type.Boolean(), Type.Null()], {
+  description: 'Response cache switch: null follows the gateway setting (a key: its team first).',
+});
 const NullableMap = Type.Union([Type.Record(Type.String(), Type.Integer()), Type.Null()]);
 const Metadata = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]);
 
@@ -63,6 +66,7 @@ export const TeamView = Type.Object({
   team_alias: NullableString,
   organization_id: NullableString,
   metadata: Metadata,
+  cache_enabled: CacheEnabled,
   ...limitViewProperties,
   spend: Type.Optional(SpendTotalsView),
 });
@@ -90,6 +94,7 @@ export const KeyView = Type.Object({
     description: '`master` or `user:<user_id>`: who created the key (may not approve its MCP calls).',
   }),
   max_parallel_requests: NullableInteger,
+  cache_enabled: CacheEnabled,
   metadata: Metadata,
   ...limitViewProperties,
   spend: Type.Optional(SpendTotalsView),

@@ -11,6 +11,7 @@ import * as keyCreator from './migrations/0003-key-creator.ts';
 import * as spend from './migrations/0004-spend.ts';
 import * as budgets from './migrations/0005-budgets.ts';
 import * as audit from './migrations/0006-audit.ts';
+import * as cacheEnabled from './migrations/0007-cache-enabled.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '0004-spend': spend,
   '0005-budgets': budgets,
   '0006-audit': audit,
+  '0007-cache-enabled': cacheEnabled,
 };
 
 export interface MigrationReport {

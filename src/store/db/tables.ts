@@ -34,6 +34,8 @@ export interface TeamsTable extends LimitColumns, Timestamps {
   team_alias: string | null;
   organization_id: string | null;
   metadata: string | null;
+  /** Response cache switch (migration 0007): 1, 0, or null to follow the gateway setting. */
+  cache_enabled: number | null;
 }
 
 export interface UsersTable extends LimitColumns, Timestamps {
@@ -59,6 +61,8 @@ export interface ApiKeysTable extends LimitColumns, Timestamps {
   /** 0 or 1 (integers keep SQLite and PostgreSQL identical). */
   blocked: number;
   max_parallel_requests: number | null;
+  /** Response cache switch (migration 0007): 1, 0, or null to follow the team, then the gateway. */
+  cache_enabled: number | null;
   metadata: string | null;
   /** `master` or `user:<user_id>`; null for keys created before it was recorded. */
   created_by: string | null;

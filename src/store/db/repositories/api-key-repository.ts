@@ -4,6 +4,8 @@ import type { LimitFields } from '../../../canonical/caller.ts';
 import type { ApiKeysTable, DatabaseSchema } from '../tables.ts';
 import {
   columnsFromLimits,
+  flagColumn,
+  flagFromColumn,
   jsonOrNull,
   limitsFromColumns,
   type Page,
@@ -23,6 +25,8 @@ export interface ApiKeyRecord extends LimitFields {
   expires_at: number | null;
   blocked: boolean;
   max_parallel_requests: number | null;
+  /** Response cache switch: null follows the key's team, then the gateway setting. */
+  cache_enabled: boolean | null;
   metadata: Record<string, unknown> | null;
   /** Who created the key: `master` or `user:<user_id>` (null for keys older than the record). */
   created_by: string | null;
@@ -38,6 +42,7 @@ export type ApiKeyChanges = Partial<LimitFields> & {
   expires_at?: number | null;
   blocked?: boolean;
   max_parallel_requests?: number | null;
+  cache_enabled?: boolean | null;
   metadata?: Record<string, unknown> | null;
 };
 
@@ -132,6 +137,7 @@ export class ApiKeyRepository {
         expires_at: key.expires_at ?? null,
         blocked: key.blocked ? 1 : 0,
         max_parallel_requests: key.max_parallel_requests ?? null,
+        cache_enabled: flagColumn(key.cache_enabled ?? null),
         metadata: jsonOrNull(key.metadata),
         created_by: key.created_by,
         ...columnsFromLimits(key),
@@ -154,6 +160,7 @@ export class ApiKeyRepository {
         ...(changes.max_parallel_requests !== undefined
           ? { max_parallel_requests: changes.max_parallel_requests }
           : {}),
+        ...(changes.cache_enabled !== undefined ? { cache_enabled: flagColumn(changes.cache_enabled) } : {}),
         ...(changes.metadata !== undefined ? { metadata: jsonOrNull(changes.metadata) } : {}),
         ...columnsFromLimits(changes),
         updated_at: now,
@@ -181,6 +188,7 @@ function toRecord(row: ApiKeysTable): ApiKeyRecord {
     expires_at: row.expires_at,
     blocked: Number(row.blocked) === 1,
     max_parallel_requests: row.max_parallel_requests,
+    cache_enabled: flagFromColumn(row.cache_enabled),
     metadata: parseJson(row.metadata),
     created_by: row.created_by,
     ...limitsFromColumns(row),

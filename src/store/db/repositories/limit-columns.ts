@@ -52,6 +52,15 @@ export function parseJson<T>(text: string | null): T | null {
   }
 }
 
+/** A nullable boolean as its 0/1 column (integers keep SQLite and PostgreSQL identical), and back. */
+export function flagColumn(value: boolean | null): number | null {
+  return value === null ? null : value ? 1 : 0;
+}
+
+export function flagFromColumn(value: number | null): boolean | null {
+  return value === null ? null : Number(value) === 1;
+}
+
 export function jsonOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }

@@ -4,6 +4,8 @@ import type { LimitFields } from '../../../canonical/caller.ts';
 import type { DatabaseSchema, TeamsTable } from '../tables.ts';
 import {
   columnsFromLimits,
+  flagColumn,
+  flagFromColumn,
   jsonOrNull,
   limitsFromColumns,
   type Page,
@@ -16,6 +18,8 @@ export interface TeamRecord extends LimitFields {
   team_alias: string | null;
   organization_id: string | null;
   metadata: Record<string, unknown> | null;
+  /** Response cache switch for the team's keys: null follows the gateway setting. */
+  cache_enabled: boolean | null;
   created_at: number;
   updated_at: number;
 }
@@ -24,6 +28,7 @@ export type TeamChanges = Partial<LimitFields> & {
   team_alias?: string | null;
   organization_id?: string | null;
   metadata?: Record<string, unknown> | null;
+  cache_enabled?: boolean | null;
 };
 
 export class TeamRepository {
@@ -66,6 +71,7 @@ export class TeamRepository {
         team_alias: changes.team_alias ?? null,
         organization_id: changes.organization_id ?? null,
         metadata: jsonOrNull(changes.metadata),
+        cache_enabled: flagColumn(changes.cache_enabled ?? null),
         ...columnsFromLimits(changes),
         created_at: now,
         updated_at: now,
@@ -80,6 +86,7 @@ export class TeamRepository {
         ...(changes.team_alias !== undefined ? { team_alias: changes.team_alias } : {}),
         ...(changes.organization_id !== undefined ? { organization_id: changes.organization_id } : {}),
         ...(changes.metadata !== undefined ? { metadata: jsonOrNull(changes.metadata) } : {}),
+        ...(changes.cache_enabled !== undefined ? { cache_enabled: flagColumn(changes.cache_enabled) } : {}),
         ...columnsFromLimits(changes),
         updated_at: now,
       })
@@ -100,6 +107,7 @@ function toRecord(row: TeamsTable): TeamRecord {
     team_alias: row.team_alias,
     organization_id: row.organization_id,
     metadata: parseJson(row.metadata),
+    cache_enabled: flagFromColumn(row.cache_enabled),
     ...limitsFromColumns(row),
     created_at: row.created_at,
     updated_at: row.updated_at,
