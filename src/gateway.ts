@@ -235,6 +235,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     mcp,
     spend: new SpendQueries({ db: telemetry.db, clock }),
+    responseCacheStore: store,
   });
 
   return {

@@ -23,6 +23,7 @@ import type { ReportSources } from '../routing/deployment-report.ts';
 import type { FallbackEventLog } from '../routing/fallback-events.ts';
 import type { ModelRegistry } from '../routing/model-registry.ts';
 import type { AuditRepository } from '../store/db/repositories/audit-repository.ts';
+import type { SharedStore } from '../store/shared/shared-store.ts';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -49,6 +50,8 @@ export interface AppDependencies {
   text: TextPipeline;
   routing: ReportSources & { events: FallbackEventLog };
   mcp: McpServices;
+  /** Where cached answers live, for the admin purge (DELETE /ui/api/cache). */
+  responseCacheStore: Pick<SharedStore, 'cacheDelete'>;
   /** The admin read side of spend; without it the spend routes and view totals are left out. */
   spend?: SpendQueries;
 }

@@ -15,6 +15,7 @@ import { errorHandlerPlugin, sendGatewayError, toGatewayError } from './plugins/
 import { openApiPlugin } from './plugins/openapi.ts';
 import { requestMetricsPlugin } from './plugins/request-metrics.ts';
 import { registerAuditRoutes } from './routes/audit-routes.ts';
+import { registerCacheRoutes } from './routes/cache-routes.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
 import { registerCompletionsRoute } from './routes/completions-route.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
@@ -78,6 +79,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerMcpAccessRoutes(app, deps);
   registerLiteLlmManagementRoutes(app, deps);
   registerSpendRoutes(app, deps);
+  registerCacheRoutes(app, deps);
   return app;
 }
 

@@ -229,6 +229,17 @@ export const errors = {
       retryAfter: 1,
     });
   },
+  /** DELETE /ui/api/cache could not reach Redis; entries it had already deleted stay deleted. */
+  cachePurgeUnavailable(): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: ErrorCode.sharedStoreUnavailable,
+      message:
+        'The cache purge did not finish: the shared store (Redis) did not answer. Entries already deleted stay deleted; retry shortly.',
+      retryAfter: 1,
+    });
+  },
   /** Outbox mode: the answer's charge could not be accepted durably, so the answer is withheld. */
   spendNotAccepted(): GatewayError {
     return new GatewayError({

@@ -132,6 +132,8 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
   'GET /ui/api/mcp-approval-requests': list,
   'GET /ui/api/spend/logs': spendList,
   'GET /ui/api/spend/summary': spendList,
+  // A purge reaches every organization's cached answers (and cache_scope: global ones): proxy only.
+  'DELETE /ui/api/cache': proxy,
   'POST /ui/api/mcp-approval-requests/:approval_request_id/decision': owned(
     ({ params }) => [thing('approval', params.approval_request_id)],
     true,
