@@ -24,6 +24,7 @@ import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
+import { ResponseCache } from './proxy/response-cache.ts';
 import { TextPipeline } from './proxy/text-pipeline.ts';
 import { DeploymentHealth } from './routing/deployment-health.ts';
 import { FallbackEventLog } from './routing/fallback-events.ts';
@@ -201,6 +202,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     capacity,
     requestTimeoutMs: general.request_timeout_seconds * 1000,
     accounting: spend.accounting,
+    cache: new ResponseCache({ settings: general.response_cache, store, metrics, logger }),
     mcpTools: new McpToolLoop({
       executor: mcp.executor,
       maxIterations: general.mcp_tool_loop_max_iterations,

@@ -23,6 +23,7 @@ describe('evaluateGoals', () => {
       latencyByRate: new Map([[200, { p50: 900, p99: 3000 }]]),
       addedFirstByteP50: 1200,
       addedP50ByFormat: new Map([['responses', 700]]),
+      cachedP50: 450,
       peakResidentKilobytes: 100_000,
     }),
     summary({
@@ -65,6 +66,10 @@ describe('evaluateGoals', () => {
       verdict: 'mixed',
     });
     expect(goal('Added p50 < 1 ms at 200 req/s on /v1/messages')).toMatchObject({ verdict: 'not measured' });
+  });
+
+  it('judges cache hits against the pass-through latency of the same round', () => {
+    expect(goal('Cache hit p50')).toMatchObject({ perRound: ['50%', '—'], verdict: 'pass' });
   });
 
   it('judges peak RSS in decimal megabytes: 140,000 kB is 143 MB, under 150', () => {

@@ -55,6 +55,16 @@ const GOALS: readonly Goal[] = [
     format: milliseconds,
   },
   {
+    goal: `Cache hit p50 ≤ 80% of the pass-through p50 at ${GOAL_RATE} req/s`,
+    value: (find) => {
+      const summary = find('switchboard');
+      const passThrough = summary?.latencyByRate.get(GOAL_RATE)?.p50;
+      return summary?.cachedP50 !== undefined && passThrough ? summary.cachedP50 / passThrough : undefined;
+    },
+    passes: (ratio) => ratio <= 0.8,
+    format: (ratio) => `${(ratio * 100).toFixed(0)}%`,
+  },
+  {
     goal: 'Added streaming TTFB p50 < 1 ms',
     value: (find) => find('switchboard')?.addedFirstByteP50,
     passes: (microseconds) => microseconds < 1000,

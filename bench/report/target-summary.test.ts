@@ -72,6 +72,13 @@ describe('summarizeTargets', () => {
       rate: 200,
       latency: { p50: 990, p90: 0, p99: 0 },
     }),
+    phase({
+      target: 'switchboard',
+      round: 1,
+      phase: 'cached',
+      rate: 200,
+      latency: { p50: 400, p90: 0, p99: 0 },
+    }),
   ];
   const summaries = summarizeTargets(measurements);
   const find = (target: string, round: number) =>
@@ -104,6 +111,7 @@ describe('summarizeTargets', () => {
     const switchboard = find('switchboard', 1);
     expect(switchboard.addedP50ByFormat.get('responses')).toBe(690);
     expect(switchboard.addedP50ByFormat.has('messages')).toBe(false);
+    expect(switchboard.cachedP50).toBe(400);
     // The translated phases leave the chat latency figures alone.
     expect(switchboard.latencyByRate.get(200)?.p50).toBe(1100);
   });

@@ -23,6 +23,8 @@ export interface TargetSummary {
   /** The translated phases: p50 by phase (µs), and minus the direct target's p50 in the same round. */
   latencyByFormat: Map<'responses' | 'messages', number>;
   addedP50ByFormat: Map<'responses' | 'messages', number>;
+  /** The cached phase: p50 of cache hits at 200 req/s, µs. */
+  cachedP50?: number;
   /** Admission phase (limited key only): p50s of the two keys, sent alternately, µs. */
   admission?: { limitedP50: number; unlimitedP50: number };
   peakResidentKilobytes?: number;
@@ -95,6 +97,7 @@ function summarizeOne(phases: PhaseMeasurement[]): TargetSummary {
         summary.cpuMicrosecondsPerRequest = phase.cpuMicrosecondsPerRequest;
       }
     }
+    if (phase.phase === 'cached' && phase.latency) summary.cachedP50 = phase.latency.p50;
     if ((phase.phase === 'responses' || phase.phase === 'messages') && phase.latency)
       summary.latencyByFormat.set(phase.phase, phase.latency.p50);
     if (phase.phase === 'admission' && phase.latency && phase.referenceLatency) {

@@ -6,7 +6,7 @@ describe('parseBenchOptions', () => {
     const options = parseBenchOptions([]);
     expect(options).toMatchObject({
       targets: ['direct', 'bare', 'switchboard', 'switchboard-limited'],
-      phases: ['throughput', 'latency', 'stream', 'admission', 'responses', 'messages'],
+      phases: ['throughput', 'latency', 'stream', 'admission', 'responses', 'messages', 'cached'],
       rounds: 2,
       durationSeconds: 5,
       concurrency: 32,

@@ -2,7 +2,15 @@
 import { parseArgs } from 'node:util';
 
 export const TARGET_NAMES = ['direct', 'bare', 'switchboard', 'switchboard-limited'] as const;
-export const PHASE_NAMES = ['throughput', 'latency', 'stream', 'admission', 'responses', 'messages'] as const;
+export const PHASE_NAMES = [
+  'throughput',
+  'latency',
+  'stream',
+  'admission',
+  'responses',
+  'messages',
+  'cached',
+] as const;
 
 export type TargetName = (typeof TARGET_NAMES)[number];
 export type PhaseName = (typeof PHASE_NAMES)[number];
@@ -59,6 +67,8 @@ Phases (--phases, comma-separated; default all):
   responses    open loop at 200 req/s: Switchboard answers the same conversation on /v1/responses
                (translated to chat upstream); the direct target answers it as chat, the floor
   messages     the same on /v1/messages (Anthropic Messages, translated to chat upstream)
+  cached       open loop at 200 req/s with a key whose answers come from the response cache: every
+               request after the first is a hit; compared with the pass-through latency phase
 
 Options:
   --quick                 one round of 2-second phases (about a minute)

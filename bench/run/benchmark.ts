@@ -124,7 +124,7 @@ function phasePlans(options: BenchOptions): PhasePlan[] {
     for (const rate of options.rates) plans.push({ phase: 'latency', rate });
   if (options.phases.includes('stream')) plans.push({ phase: 'stream', rate: options.streamRate });
   if (options.phases.includes('admission')) plans.push({ phase: 'admission', rate: GOAL_RATE });
-  for (const phase of ['responses', 'messages'] as const)
+  for (const phase of ['responses', 'messages', 'cached'] as const)
     if (options.phases.includes(phase)) plans.push({ phase, rate: GOAL_RATE });
   return plans;
 }
@@ -134,6 +134,8 @@ function targetsOf(plan: PhasePlan, targets: readonly Target[]): readonly Target
   // The translated phases compare Switchboard with its floor, the upstream alone.
   if (plan.phase === 'responses' || plan.phase === 'messages')
     return targets.filter((target) => target.name === 'direct' || target.name === 'switchboard');
+  // The cached phase compares Switchboard's hits with its own pass-through latency phase.
+  if (plan.phase === 'cached') return targets.filter((target) => target.name === 'switchboard');
   return targets;
 }
 

@@ -163,7 +163,8 @@ async function drive(
   const stream = plan.phase === 'stream';
   const paired = plan.phase === 'admission' ? plan.reference : undefined;
   const request = requestOf(target, plan.phase, stream);
-  const variants = [{ ...target, url: request.url }, ...(paired ? [paired] : [])].map(
+  const headers = plan.phase === 'cached' && target.cachedHeaders ? target.cachedHeaders : target.headers;
+  const variants = [{ ...target, url: request.url, headers }, ...(paired ? [paired] : [])].map(
     ({ name, url, headers }) => ({ name, url, headers }),
   );
   const result = await runOpenLoopProcess(

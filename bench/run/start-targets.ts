@@ -19,6 +19,8 @@ export interface Target {
   /** The chat-completions URL. */
   url: string;
   headers: Record<string, string>;
+  /** Switchboard: the headers of the key whose answers come from the response cache (the cached phase). */
+  cachedHeaders?: Record<string, string>;
   /** The process charged with this target's CPU and memory: the proxy under test (none for direct). */
   pid: number | undefined;
 }
@@ -113,6 +115,7 @@ export async function startTargets(
           name: 'switchboard',
           url: local(switchboard.port),
           headers: bearer(switchboard.unlimitedKey),
+          cachedHeaders: bearer(switchboard.cachedKey),
           pid: switchboard.pid,
         });
       }

@@ -16,6 +16,8 @@ export const GENEROUS_LIMITS = {
 
 export interface BenchKeys {
   unlimitedKey: string;
+  /** A key without limits whose answers go through the response cache (`cache_enabled: true`). */
+  cachedKey: string;
   limitedKey: string | undefined;
   notes: string[];
 }
@@ -36,7 +38,17 @@ export async function issueBenchKeys(
     return JSON.parse(text) as { key?: string };
   };
   const unlimited = await admin('keys', { key_name: 'bench-unlimited', models: [BENCH_MODEL] });
-  const keys: BenchKeys = { unlimitedKey: unlimited.key!, limitedKey: undefined, notes: [] };
+  const cached = await admin('keys', {
+    key_name: 'bench-cached',
+    models: [BENCH_MODEL],
+    cache_enabled: true,
+  });
+  const keys: BenchKeys = {
+    unlimitedKey: unlimited.key!,
+    cachedKey: cached.key!,
+    limitedKey: undefined,
+    notes: [],
+  };
   if (!withLimited) return keys;
   try {
     await admin('organizations', { organization_id: 'bench-org', ...GENEROUS_LIMITS });

@@ -37,6 +37,7 @@ export interface SwitchboardTarget {
   port: number;
   provider: SwitchboardProvider;
   unlimitedKey: string;
+  cachedKey: string;
   /** Undefined when the limited key could not be set up (the reason is in `notes`). */
   limitedKey: string | undefined;
   notes: string[];

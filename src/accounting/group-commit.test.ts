@@ -33,10 +33,28 @@ describe('GroupCommit', () => {
 
   it('splits a large backlog into batches of at most maxBatch', async () => {
     const sizes: number[] = [];
-    const commits = new GroupCommit<number>(async (items) => {
-      sizes.push(items.length);
-    }, 3);
+    const commits = new GroupCommit<number>(
+      async (items) => {
+        sizes.push(items.length);
+      },
+      { maxBatch: 3 },
+    );
     await Promise.all(Array.from({ length: 7 }, (_, index) => commits.add(index)));
     expect(sizes).toEqual([3, 3, 1]);
+  });
+
+  it('lets items linger for a larger batch, but writes at once (with them) when an urgent item arrives', async () => {
+    const writes: string[][] = [];
+    const commits = new GroupCommit<string>(
+      async (items) => {
+        writes.push(items);
+      },
+      { lingerMs: 60_000 },
+    );
+    const lazy = commits.add('lazy');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual([]);
+    await Promise.all([commits.add('urgent', true), lazy]);
+    expect(writes).toEqual([['lazy', 'urgent']]);
   });
 });

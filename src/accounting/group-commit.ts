@@ -15,15 +15,28 @@ export class GroupCommit<T> {
   private pending: Pending<T>[] = [];
   private running: Promise<void> | undefined;
 
-  constructor(write: (items: T[]) => Promise<void>, maxBatch = 500) {
+  private readonly lingerMs: number;
+
+  /** Ends the current linger early (an urgent item arrived). */
+  private hurry: (() => void) | undefined;
+
+  /**
+   * `lingerMs` > 0 waits that long before a write so that more items join it (fewer, larger
+   * transactions under load), unless an urgent item arrives; 0 writes at the end of the current turn
+   * of the event loop.
+   */
+  constructor(write: (items: T[]) => Promise<void>, options: { maxBatch?: number; lingerMs?: number } = {}) {
     this.write = write;
-    this.maxBatch = maxBatch;
+    this.maxBatch = options.maxBatch ?? 500;
+    this.lingerMs = options.lingerMs ?? 0;
   }
 
-  add(item: T): Promise<void> {
+  /** `urgent`: someone waits on this item (a stream's terminal marker), so it is not left to linger. */
+  add(item: T, urgent = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
       this.running ??= this.drain();
+      if (urgent) this.hurry?.();
     });
   }
 
@@ -33,8 +46,8 @@ export class GroupCommit<T> {
   }
 
   private async drain(): Promise<void> {
-    // Let the items of the current turn of the event loop join the first batch.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    // Let the items of the current turn of the event loop (or of the linger time) join the batch.
+    await this.linger();
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, this.maxBatch);
       try {
@@ -45,5 +58,21 @@ export class GroupCommit<T> {
       }
     }
     this.running = undefined;
+  }
+
+  private linger(): Promise<void> {
+    if (this.lingerMs <= 0) return new Promise<void>((resolve) => setImmediate(resolve));
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.lingerMs);
+      timer.unref();
+      // An urgent item still waits for the end of this turn, so its neighbours join it.
+      this.hurry = () => setImmediate(done);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+    }).finally(() => {
+      this.hurry = undefined;
+    });
   }
 }

@@ -48,7 +48,13 @@ export function createSpendAccounting(deps: {
   const general = config.general_settings;
   const repository = new SpendRepository(database.db, database.dialect);
   const { book, warnings } = PriceBook.fromConfig(config);
-  const writerOptions = { repository, clock, logger, metrics };
+  const writerOptions = {
+    repository,
+    clock,
+    logger,
+    metrics,
+    waitLimitMs: general.spend_finalization_timeout_ms,
+  };
   const outbox = general.spend_ingestion_mode === 'outbox';
   const writer: SpendWriter = outbox
     ? new OutboxSpendWriter({

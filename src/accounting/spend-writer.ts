@@ -14,8 +14,12 @@ import { GroupCommit } from './group-commit.ts';
 
 export interface SpendWriter {
   readonly mode: 'legacy' | 'outbox';
-  /** Legacy: resolves once the record's batch was written or set aside (never rejects). Outbox: resolves once durable. */
-  write(record: SpendRecord): Promise<void>;
+  /**
+   * Legacy: resolves once the record's batch was written or set aside (never rejects). Outbox:
+   * resolves once durable. `waited`: the caller waits on it (a stream's terminal marker), so it is
+   * written without lingering for a larger batch.
+   */
+  write(record: SpendRecord, waited?: boolean): Promise<void>;
   /** Writes what is pending (and, in legacy mode, tries the retained batches once more). */
   close(): Promise<void>;
 }
@@ -25,11 +29,15 @@ export interface SpendWriterOptions {
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
+  /** Legacy mode: the longest a stream's [DONE] waits for its record's write (default 5 s). */
+  waitLimitMs?: number;
 }
 
 /** Most records a legacy writer keeps for retry while the database is down (about 50 MB). */
 const MAX_RETAINED = 100_000;
 const RETRY_BATCH = 500;
+/** How long a legacy batch waits for more records before it is written. */
+const LEGACY_LINGER_MS = 25;
 
 export class LegacySpendWriter implements SpendWriter {
   readonly mode = 'legacy' as const;
@@ -38,19 +46,31 @@ export class LegacySpendWriter implements SpendWriter {
   private retained: SpendRecord[] = [];
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDelayMs = 1_000;
+  /** The retry in progress: one at a time, so two never write and remove the same records. */
+  private retrying: Promise<void> | undefined;
 
   constructor(options: SpendWriterOptions) {
     this.options = options;
-    this.commits = new GroupCommit((records) => this.writeBatch(records));
+    // Only a stream's [DONE] waits on a legacy write (and skips the linger): larger batches otherwise.
+    this.commits = new GroupCommit((records) => this.writeBatch(records), { lingerMs: LEGACY_LINGER_MS });
   }
 
-  write(record: SpendRecord): Promise<void> {
-    return this.commits.add(record).catch(() => {}); // writeBatch never throws; this only types it
+  write(record: SpendRecord, waited = false): Promise<void> {
+    const written = this.commits.add(record, waited).catch(() => {}); // writeBatch never throws
+    if (!waited) return written;
+    // A database that hangs must not hold back a stream's [DONE] (legacy mode shrugs off the database):
+    // the wait is bounded; the batch goes on (and is retried) in the background.
+    let timer: NodeJS.Timeout | undefined;
+    const bounded = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.options.waitLimitMs ?? 5_000);
+    });
+    return Promise.race([written, bounded]).finally(() => clearTimeout(timer));
   }
 
   async close(): Promise<void> {
     await this.commits.idle();
     clearTimeout(this.retryTimer);
+    await this.retrying;
     if (this.retained.length > 0) await this.retry(false);
     if (this.retained.length > 0)
       this.options.logger.error(
@@ -94,12 +114,19 @@ export class LegacySpendWriter implements SpendWriter {
     if (this.retryTimer) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      void this.retry(true);
+      if (!this.retrying) void this.retry(true);
     }, this.retryDelayMs);
     this.retryTimer.unref();
   }
 
-  private async retry(again: boolean): Promise<void> {
+  private retry(again: boolean): Promise<void> {
+    this.retrying = this.retryNow(again).finally(() => {
+      this.retrying = undefined;
+    });
+    return this.retrying;
+  }
+
+  private async retryNow(again: boolean): Promise<void> {
     const { repository, metrics } = this.options;
     while (this.retained.length > 0) {
       const batch = this.retained.slice(0, RETRY_BATCH);
@@ -110,7 +137,9 @@ export class LegacySpendWriter implements SpendWriter {
         if (again) this.scheduleRetry();
         return;
       }
-      this.retained.splice(0, batch.length);
+      // Remove exactly what was written: the overflow rule may have dropped the oldest meanwhile.
+      const written = new Set(batch);
+      this.retained = this.retained.filter((record) => !written.has(record));
       metrics.accountingWrites.inc({ mode: 'legacy', outcome: 'written_after_retry' }, batch.length);
     }
     this.retryDelayMs = 1_000;

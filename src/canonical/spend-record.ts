@@ -1,6 +1,9 @@
 /** What one proxied request spent: the row of spend_logs, built at settlement by the text pipeline. */
 
 export interface SpendRecord {
+  /** The gateway's own unique id of this record (the key that makes writes idempotent). */
+  spendId: string;
+  /** The answer's x-request-id (a caller may send its own, and reuse it). */
   requestId: string;
   /** Epoch milliseconds when the request was settled. */
   createdAt: number;

@@ -120,6 +120,33 @@ export const RouterSettingsSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** The response cache (docs/cache.md); the key fields a request hashes by default (cache version 6). */
+export const RESPONSE_CACHE_KEY_FIELDS = [
+  'messages',
+  'tools',
+  'tool_choice',
+  'response_format',
+  'temperature',
+  'top_p',
+  'seed',
+  'stop',
+  'max_tokens',
+  'max_completion_tokens',
+] as const;
+
+const ResponseCacheSchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    ttl_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 2_592_000 })),
+    max_entry_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 67_108_864 })),
+    scope: Type.Optional(Type.Enum(['team', 'key', 'global'])),
+    endpoints: Type.Optional(Type.Array(Type.Enum(['chat', 'completions', 'responses', 'messages']))),
+    extra_key_fields: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }))),
+    ignored_key_fields: Type.Optional(Type.Array(Type.Enum([...RESPONSE_CACHE_KEY_FIELDS]))),
+  },
+  { additionalProperties: false },
+);
+
 export const GeneralSettingsSchema = Type.Object(
   {
     // Its length rule depends on the listen address, so the CLI applies it (identity/master-key-rule.ts).
@@ -152,6 +179,7 @@ export const GeneralSettingsSchema = Type.Object(
     budget_reconcile_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
     mcp_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     upstream_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    response_cache: Type.Optional(ResponseCacheSchema),
     audit_retention_days: Type.Optional(Type.Union([PositiveInteger, Type.Null()])),
   },
   { additionalProperties: false },

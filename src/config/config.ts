@@ -76,6 +76,7 @@ export interface GeneralSettings {
   /** Prefix of every Redis key and channel, so deployments can share one Redis. */
   redis_key_prefix: string;
   spend_ingestion_mode: 'legacy' | 'outbox';
+  response_cache: ResponseCacheSettings;
   /** Where spend lives (spend_logs, spend_daily, spend_outbox); the main database when not set. */
   telemetry_database_url: string;
   /** Outbox mode: longest wait for a charge's durable acceptance before the answer fails. */
@@ -130,4 +131,18 @@ export interface Config {
 
 export function isPostgresUrl(databaseUrl: string): boolean {
   return /^postgres(ql)?:\/\//.test(databaseUrl);
+}
+
+/** The response cache (docs/cache.md). */
+export interface ResponseCacheSettings {
+  enabled: boolean;
+  ttl_seconds: number;
+  max_entry_bytes: number;
+  /** Whose answers a request may read: its team's (its key's without a team), its key's, or everyone's. */
+  scope: 'team' | 'key' | 'global';
+  endpoints: ReadonlyArray<'chat' | 'completions' | 'responses' | 'messages'>;
+  /** Request fields hashed besides the default ones. */
+  extra_key_fields: readonly string[];
+  /** Default key fields left out of the hash. */
+  ignored_key_fields: readonly string[];
 }

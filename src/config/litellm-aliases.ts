@@ -35,7 +35,7 @@ export function applyLiteLlmAliases(input: Json): AliasResult {
 
   const general: Json = isObject(config.general_settings) ? { ...config.general_settings } : {};
   const router: Json = isObject(config.router_settings) ? { ...config.router_settings } : {};
-  applyLiteLlmSettings(config.litellm_settings, router, warnings, issues);
+  applyLiteLlmSettings(config.litellm_settings, { router, general }, warnings, issues);
   delete config.litellm_settings;
   renameKey(general, 'degraded_mode', 'redis_degraded_mode', 'general_settings', issues);
   renameKey(general, 'database_connection_pool_limit', 'database_pool_size', 'general_settings', issues);
@@ -111,7 +111,13 @@ function normalizeMcpServer(server: Json, path: string, warnings: string[], issu
 }
 
 /** `litellm_settings`: twins of router settings move there (router_settings wins); the rest warn or fail. */
-function applyLiteLlmSettings(settings: unknown, router: Json, warnings: string[], issues: string[]): void {
+function applyLiteLlmSettings(
+  settings: unknown,
+  targets: { router: Json; general: Json },
+  warnings: string[],
+  issues: string[],
+): void {
+  const { router } = targets;
   if (settings === undefined || settings === null) return;
   if (!isObject(settings)) {
     issues.push('litellm_settings: must be a mapping');
@@ -127,6 +133,8 @@ function applyLiteLlmSettings(settings: unknown, router: Json, warnings: string[
       );
     } else if (treatment.use === 'ignored') {
       warnings.push(`litellm_settings.${key} is a LiteLLM setting Switchboard ignores: ${treatment.reason}`);
+    } else if (key === 'cache' || key === 'cache_params') {
+      applyCacheSetting(key, value, targets.general, warnings);
     } else {
       const target = treatment.to.replace('router_settings.', '');
       if (router[target] !== undefined) {
@@ -138,6 +146,27 @@ function applyLiteLlmSettings(settings: unknown, router: Json, warnings: string[
       }
     }
   }
+}
+
+/**
+ * LiteLLM's `cache: true` and `cache_params.ttl` turn on the response cache (general_settings wins);
+ * its other cache_params (type, host, namespace …) have no counterpart: the cache lives in
+ * general_settings.redis_url when set, else in process.
+ */
+function applyCacheSetting(key: string, value: unknown, general: Json, warnings: string[]): void {
+  const cache: Json = isObject(general.response_cache) ? { ...general.response_cache } : {};
+  if (key === 'cache') {
+    if (cache.enabled === undefined && typeof value === 'boolean') cache.enabled = value;
+  } else if (isObject(value)) {
+    for (const [param, setting] of Object.entries(value)) {
+      if (param === 'ttl' && cache.ttl_seconds === undefined) cache.ttl_seconds = setting;
+      else if (param !== 'ttl')
+        warnings.push(
+          `litellm_settings.cache_params.${param} is a LiteLLM setting Switchboard ignores: the response cache uses general_settings.redis_url when set, else an in-process cache`,
+        );
+    }
+  }
+  general.response_cache = cache;
 }
 
 /** `credential_list` entries by name: their `credential_values` fill in deployments that reference them. */

@@ -14,7 +14,7 @@ const mapped = (to: string): KeyTreatment => ({ use: 'mapped', to });
 
 const NO_CALLBACKS = 'no logging callbacks: use the JSON logs and /metrics';
 const NO_ALERTING = 'no alerting integration: alert on /metrics and /health/readiness';
-const NO_CACHE = 'no response cache yet';
+const NO_CACHE = 'the response cache is configured in general_settings.response_cache (docs/cache.md)';
 const NO_UI = 'no admin UI yet; the admin API is under /ui/api';
 const LIVE_HEALTH = 'health is tracked from live traffic (/health/deployments), not by background probes';
 const KEYS_ONLY = 'only stored API keys authenticate; JWT, SSO and custom auth are not supported';
@@ -156,8 +156,8 @@ export const litellmKeys: Readonly<Record<string, Readonly<Record<string, KeyTre
     forward_traceparent_to_llm_provider: ignored('caller headers are not forwarded to model providers'),
     default_fallbacks: ignored('list fallbacks per group'),
     content_policy_fallbacks: ignored('fallbacks apply to every retryable failure'),
-    cache: ignored(NO_CACHE),
-    cache_params: ignored(NO_CACHE),
+    cache: mapped('general_settings.response_cache.enabled'),
+    cache_params: mapped('general_settings.response_cache.ttl_seconds (ttl; other params are ignored)'),
     max_budget: ignored('no proxy-wide budget: set max_budget on organizations, teams, users or keys'),
     budget_duration: ignored(
       'no proxy-wide budget: set budget_duration on organizations, teams, users or keys',

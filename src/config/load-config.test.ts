@@ -48,6 +48,21 @@ describe('configuration loading', () => {
     ).toThrow(/litellm_params\.aws_bedrock_runtime_endpoint/);
   });
 
+  it("turns the response cache on from LiteLLM's litellm_settings.cache and cache_params.ttl", () => {
+    const config = parseConfig(
+      'litellm_settings:\n  cache: true\n  cache_params: { type: redis, ttl: 120 }\n',
+      {
+        ...base,
+      },
+    );
+    expect(config.general_settings.response_cache).toMatchObject({
+      enabled: true,
+      ttl_seconds: 120,
+      scope: 'team',
+    });
+    expect(parseConfig('model_list: []', { ...base }).general_settings.response_cache.enabled).toBe(false);
+  });
+
   it('warns that an empty file configures no model', () => {
     expect(parseConfig('', { ...base }).warnings).toEqual([
       'no model is configured: add model_list entries (see switchboard.example.yaml); /v1 has nothing to serve',
@@ -79,7 +94,7 @@ describe('configuration loading', () => {
     );
     expect(issues).toHaveLength(21);
     expect(issues).toContain(
-      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, audit_retention_days)',
+      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, response_cache, audit_retention_days)',
     );
     expect(issues.some((issue) => issue.startsWith('general_settings.max_request_body_bytes:'))).toBe(true);
     expect(issues.some((issue) => issue.startsWith('router_settings.num_retries:'))).toBe(true);

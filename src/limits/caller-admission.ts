@@ -6,6 +6,8 @@
  * slot, in one more round trip, off the response path. Budgets are read in the admission round trip too.
  * While Redis is unreachable, `fail_open` uses this process's counters and `fail_closed` answers 503.
  */
+
+import { randomUUID } from 'node:crypto';
 import { budgetWindow } from '../canonical/budget-window.ts';
 import type { Caller, ScopeKind } from '../canonical/caller.ts';
 import { ErrorType } from '../lib/error-catalogue.ts';
@@ -131,7 +133,8 @@ export class CallerAdmission {
         ? {
             key: `rl:key:${caller.keyId}:parallel`,
             limit: slotLimit,
-            member: input.requestId,
+            // Unique per admission: a caller chooses its x-request-id, and reusing one must not share a slot.
+            member: `${input.requestId}:${randomUUID()}`,
             leaseMs: this.options.slotLeaseMs,
           }
         : undefined;

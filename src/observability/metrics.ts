@@ -117,6 +117,18 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
       help: 'Outbox mode: age of the oldest accepted charge not yet settled (0 when none waits).',
       registers,
     }),
+    cacheRequests: new Counter({
+      name: 'gateway_response_cache_requests_total',
+      help: 'Response cache lookups and decisions by outcome (hit, miss, bypass, too_large, read_error, write_error).',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    cacheBytes: new Counter({
+      name: 'gateway_response_cache_bytes_total',
+      help: 'Bytes of cached answers read (hits) and written.',
+      labelNames: ['direction'] as const,
+      registers,
+    }),
     mcpToolCalls: new Counter({
       name: 'gateway_mcp_tool_calls_total',
       help: 'MCP tool calls, by server key, tool and outcome.',

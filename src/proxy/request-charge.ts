@@ -5,6 +5,7 @@
  * the in-flight slot, and writes the request's spend record (legacy or outbox mode).
  */
 
+import { randomUUID } from 'node:crypto';
 import type { SpendWriter } from '../accounting/spend-writer.ts';
 import type { Caller } from '../canonical/caller.ts';
 import type { SpendRecord } from '../canonical/spend-record.ts';
@@ -43,13 +44,18 @@ export class RequestCharge {
   private readonly accounting: SpendAccounting | undefined;
   private readonly adjustments: CounterAdjustment[] = [];
   private readonly tokens = { prompt: 0, completion: 0, reasoning: 0, cached: 0, cacheCreation: 0, total: 0 };
-  private cost: number | null = 0;
+  /** Sum of the priced calls; `unpriced` says whether a call's cost is unknown. */
+  private cost = 0;
+  private unpriced = false;
   private calls = 0;
   private usageUnknown = false;
   private deploymentId: string | null = null;
   private modelGroup: string | null = null;
   private attempts = 0;
   private ttftMs: number | null = null;
+  private cacheHit = false;
+  private cacheStatus: 'hit' | 'miss' | 'bypass' | undefined;
+  private answerHeaders: Readonly<Record<string, string>> | undefined;
   private settled: Promise<void> | undefined;
 
   constructor(
@@ -80,7 +86,8 @@ export class RequestCharge {
       this.usageUnknown = true;
     }
     const cost = this.accounting ? this.accounting.costOf(deploymentId, usage, upstreamModel) : null;
-    this.cost = this.cost === null || cost === null ? null : this.cost + cost;
+    if (cost === null) this.unpriced = true;
+    else this.cost += cost;
     this.adjustments.push(...this.deploymentCapacity.settlement(deploymentId, usage?.total_tokens));
   }
 
@@ -89,6 +96,29 @@ export class RequestCharge {
     this.deploymentId = deploymentId ?? this.deploymentId;
     this.modelGroup = modelGroup ?? this.modelGroup;
     this.attempts += attempts;
+  }
+
+  /** The rate-limit headers of the admission and the response cache's verdict, for every answer. */
+  get headers(): Readonly<Record<string, string>> {
+    this.answerHeaders ??= this.cacheStatus
+      ? { ...this.ticket.headers, 'x-switchboard-cache': this.cacheStatus }
+      : this.ticket.headers;
+    return this.answerHeaders;
+  }
+
+  /** Records the response cache's verdict for this request's answer headers. */
+  cached(status: 'hit' | 'miss' | 'bypass'): void {
+    this.cacheStatus = status;
+    this.answerHeaders = undefined;
+  }
+
+  /** The answer came from the response cache: no provider call, no cost, the cached answer's tokens recorded. */
+  servedFromCache(usage: Usage | undefined): void {
+    this.cacheHit = true;
+    if (usage) this.answered('', usage, '');
+    this.cost = 0;
+    this.unpriced = false;
+    this.adjustments.length = 0;
   }
 
   /** Content reached the caller but the answer never completed: its usage is unknown, never estimated. */
@@ -102,29 +132,35 @@ export class RequestCharge {
   }
 
   /**
-   * Ends the request's charge with its HTTP status (later calls return the same promise). Resolves when
+   * Ends the request's charge with its HTTP status (later calls return the same promise); `waited`
+   * when the answer waits for it (a stream's terminal marker, an outbox-mode answer). Resolves when
    * the store has taken the counters and the writer the record; rejects only when an outbox-mode
    * writer could not accept the charge, which the caller turns into a failed answer.
    */
-  settle(status: number): Promise<void> {
-    this.settled ??= this.finish(status);
+  settle(status: number, waited = false): Promise<void> {
+    this.settled ??= this.finish(status, waited);
     return this.settled;
   }
 
-  private async finish(status: number): Promise<void> {
+  private async finish(status: number, waited: boolean): Promise<void> {
     // A request no provider answered consumed nothing; the rate-limit counters still keep their
     // estimate for it (no correction without a usage report), as they always have.
     const known = !this.usageUnknown;
-    const cost = known ? this.cost : null;
+    // The record's cost is null when any part is unknown; budgets are still charged what is known.
+    const cost = known && !this.unpriced ? this.cost : null;
+    // A cache hit used no provider tokens: the counters are corrected to nothing used.
+    const usedTokens = this.cacheHit ? 0 : this.tokens.total;
     const counters = this.ticket.settle({
-      totalTokens: known && this.calls > 0 ? this.tokens.total : undefined,
+      totalTokens: known && (this.calls > 0 || this.cacheHit) ? usedTokens : undefined,
       adjustments: this.adjustments,
-      cost,
+      cost: this.cost,
     });
     if (!this.request || !this.accounting) return counters;
     const record = this.record(status, known, cost);
-    if (cost !== null && cost > 0) this.accounting.metrics.spend.inc({ model: record.model }, cost);
-    await Promise.all([counters, this.accounting.writer.write(record)]);
+    // Labelled by the model group (bounded), not by the free-form name a wildcard group answered.
+    if (cost !== null && cost > 0)
+      this.accounting.metrics.spend.inc({ model: record.modelGroup ?? record.model }, cost);
+    await Promise.all([counters, this.accounting.writer.write(record, waited)]);
   }
 
   private record(status: number, known: boolean, cost: number | null): SpendRecord {
@@ -133,6 +169,7 @@ export class RequestCharge {
     const tokens = this.tokens;
     const counted = (value: number) => (known ? value : null);
     return {
+      spendId: randomUUID(),
       requestId: request.requestId,
       createdAt: this.accounting!.now(),
       keyId: caller.keyId,
@@ -156,7 +193,7 @@ export class RequestCharge {
       cost,
       latencyMs: performance.now() - request.startedAt,
       ttftMs: this.ttftMs,
-      cacheHit: false,
+      cacheHit: this.cacheHit,
     };
   }
 }

@@ -22,6 +22,14 @@ import { type Router, type StartedStream, upstreamModelOf } from '../routing/rou
 import { upstreamFailure } from '../routing/upstream-failure.ts';
 import type { McpToolLoop } from './mcp-tool-loop.ts';
 import { RequestCharge, type SpendAccounting } from './request-charge.ts';
+import {
+  type CacheEntry,
+  type CachePlan,
+  type ResponseCache,
+  replayChunks,
+  usageOfEntry,
+} from './response-cache.ts';
+import { routingOf, SpendNotRecorded, settleOrFail, settleQuietly } from './settlement.ts';
 
 export interface TextContext {
   caller: Caller;
@@ -72,6 +80,8 @@ export interface TextPipelineOptions {
   mcpTools?: McpToolLoop;
   /** Prices answers and records spend; absent, nothing is recorded (tests of other concerns). */
   accounting?: SpendAccounting;
+  /** The response cache; absent, answers carry no x-switchboard-cache header (tests of other concerns). */
+  cache?: ResponseCache;
 }
 
 export class TextPipeline {
@@ -84,9 +94,17 @@ export class TextPipeline {
   async run(request: ChatRequest, context: TextContext, endpoint: TextEndpoint): Promise<TextOutcome> {
     const started = performance.now();
     const group = this.resolve(request.model, context.caller, endpoint);
-    const { mcpTools } = this.options;
+    const { mcpTools, cache } = this.options;
+    const usesMcp = mcpTools?.handles(request) === true;
+    const plan = cache?.plan(request, context.caller, endpoint.path, context.headers, usesMcp);
     const charge = await this.admit(request, group, context, endpoint, started);
-    if (!mcpTools?.handles(request)) return this.call(request, group, context, charge, started, true);
+    if (cache && plan) {
+      // The spec's order: admission (limits, budgets) first, then the cache; a hit calls no provider.
+      const entry = await cache.get(plan);
+      charge.cached(entry ? 'hit' : plan.status);
+      if (entry) return this.fromCache(entry, request, charge, started);
+    }
+    if (!usesMcp || !mcpTools) return this.call(request, group, context, charge, started, true, plan);
     let outcome: TextOutcome;
     try {
       outcome = await mcpTools.run(request, context, (turn, turnContext) =>
@@ -94,14 +112,14 @@ export class TextPipeline {
       );
     } catch (error) {
       settleQuietly(charge, statusOf(error));
-      throw withHeaders(error, charge.ticket.headers);
+      throw withHeaders(error, charge.headers);
     }
     try {
       await this.settleAnswer(charge);
     } catch (error) {
       throw error instanceof SpendNotRecorded ? error.failure : error;
     }
-    return { ...outcome, headers: charge.ticket.headers };
+    return { ...outcome, headers: charge.headers };
   }
 
   private resolve(model: string, caller: Caller, endpoint: TextEndpoint): ModelGroup {
@@ -155,6 +173,7 @@ export class TextPipeline {
     charge: RequestCharge,
     started: number,
     ownsCharge: boolean,
+    plan?: CachePlan,
   ): Promise<TextOutcome> {
     const { router, metrics } = this.options;
     const model = request.model;
@@ -184,10 +203,10 @@ export class TextPipeline {
         charge.firstToken();
         return {
           kind: 'stream',
-          chunks: this.streamChunks(routed.value, model, routed.deployment, started, charge),
+          chunks: this.streamChunks(routed.value, model, routed.deployment, started, charge, plan),
           deploymentId: routed.deployment.id,
           attempts: routed.attempts,
-          headers: charge.ticket.headers,
+          headers: charge.headers,
         };
       }
       const routed = await router.complete(group, request, route);
@@ -195,6 +214,13 @@ export class TextPipeline {
       charge.routed(routed.deployment.id, routed.modelGroup, routed.attempts);
       this.answered(model, routed.deployment, response.usage, charge);
       if (ownsCharge) await this.settleAnswer(charge);
+      if (plan && this.options.cache)
+        void this.options.cache.put(plan, {
+          kind: 'json',
+          response,
+          ...(json !== undefined ? { json } : {}),
+          ...(native !== undefined ? { native } : {}),
+        });
       this.finish(model, 200, started);
       return {
         kind: 'json',
@@ -203,7 +229,7 @@ export class TextPipeline {
         ...(native !== undefined ? { native } : {}),
         deploymentId: routed.deployment.id,
         attempts: routed.attempts,
-        headers: charge.ticket.headers,
+        headers: charge.headers,
       };
     } catch (error) {
       if (error instanceof SpendNotRecorded) {
@@ -216,10 +242,13 @@ export class TextPipeline {
           : error;
       if (ownsCharge) {
         charge.routed(...routingOf(failure));
+        // Cancelled or timed out after the request went up: the provider may have produced tokens.
+        const status = statusOf(failure);
+        if (status === 499 || status === 504) charge.incomplete();
         settleQuietly(charge, statusOf(failure));
       }
       this.finish(model, statusOf(failure), started);
-      throw withHeaders(failure, charge.ticket.headers);
+      throw withHeaders(failure, charge.headers);
     }
   }
 
@@ -229,17 +258,21 @@ export class TextPipeline {
     deployment: Deployment,
     startedAt: number,
     charge: RequestCharge,
+    plan: CachePlan | undefined,
   ): AsyncGenerator<StreamChunk> {
     const { first, rest } = started;
+    const recorder = plan && this.options.cache?.recorder(plan);
     let usage = first.usage;
     let ended = false;
     try {
+      recorder?.add(first);
       yield first;
       for (;;) {
         const next = await rest.next();
         if (next.done) break;
         const chunk = next.value;
         if (chunk.usage) usage = chunk.usage;
+        recorder?.add(chunk);
         yield chunk;
       }
       ended = true;
@@ -260,17 +293,67 @@ export class TextPipeline {
         await rest.return?.();
       }
     }
-    this.answered(model, deployment, usage, charge);
     // Spec rule 5: the answer's accounting is awaited before the terminal marker; in outbox mode a
     // charge that is not durably accepted ends the stream with an error instead (rule 6).
     try {
+      this.answered(model, deployment, usage, charge);
       await settleOrFail(charge, 200, {});
     } catch (error) {
       const failure = error instanceof SpendNotRecorded ? error.failure : error;
       this.finish(model, statusOf(failure), startedAt);
       throw failure;
     }
+    const entry = recorder?.entry();
+    if (plan && entry) void this.options.cache?.put(plan, entry);
     this.finish(model, 200, startedAt);
+  }
+
+  /** Answers from a cached entry: JSON at once, or the cached stream replayed in its original format. */
+  private async fromCache(
+    entry: CacheEntry,
+    request: ChatRequest,
+    charge: RequestCharge,
+    started: number,
+  ): Promise<TextOutcome> {
+    charge.servedFromCache(usageOfEntry(entry));
+    const meta = { deploymentId: 'cache', attempts: 0, headers: charge.headers };
+    if (entry.kind === 'json') {
+      try {
+        await this.settleAnswer(charge);
+      } catch (error) {
+        throw error instanceof SpendNotRecorded ? error.failure : error;
+      }
+      this.finish(request.model, 200, started);
+      return {
+        kind: 'json',
+        response: entry.response,
+        ...(entry.json !== undefined ? { json: entry.json } : {}),
+        ...(entry.native !== undefined ? { native: entry.native } : {}),
+        ...meta,
+      };
+    }
+    return { kind: 'stream', chunks: this.replay(entry, request.model, charge, started), ...meta };
+  }
+
+  private async *replay(
+    entry: Extract<CacheEntry, { kind: 'stream' }>,
+    model: string,
+    charge: RequestCharge,
+    started: number,
+  ): AsyncGenerator<StreamChunk> {
+    let ended = false;
+    try {
+      yield* replayChunks(entry);
+      ended = true;
+    } finally {
+      if (!ended) settleQuietly(charge, 499);
+    }
+    try {
+      await settleOrFail(charge, 200, {});
+    } catch (error) {
+      throw error instanceof SpendNotRecorded ? error.failure : error;
+    }
+    this.finish(model, 200, started);
   }
 
   /**
@@ -278,8 +361,7 @@ export class TextPipeline {
    * otherwise, spec rule 6); in legacy mode it does not wait for the write at all.
    */
   private async settleAnswer(charge: RequestCharge): Promise<void> {
-    if (this.options.accounting?.writer.mode === 'outbox')
-      await settleOrFail(charge, 200, charge.ticket.headers);
+    if (this.options.accounting?.writer.mode === 'outbox') await settleOrFail(charge, 200, charge.headers);
     else settleQuietly(charge, 200);
   }
 
@@ -301,43 +383,6 @@ export class TextPipeline {
     metrics.requests.inc(model, String(status));
     metrics.requestDuration.observe({ model }, (performance.now() - startedAt) / 1000);
   }
-}
-
-/** A charge the outbox did not accept, carried out of the routing try block as the caller's 503. */
-class SpendNotRecorded extends Error {
-  readonly failure: unknown;
-  constructor(failure: unknown) {
-    super('spend not recorded');
-    this.failure = failure;
-  }
-}
-
-/** Settles and, when an outbox-mode writer could not accept the charge, fails the answer with 503. */
-async function settleOrFail(
-  charge: RequestCharge,
-  status: number,
-  headers: Readonly<Record<string, string>>,
-): Promise<void> {
-  try {
-    await charge.settle(status);
-  } catch {
-    throw new SpendNotRecorded(withHeaders(errors.spendNotAccepted(), headers));
-  }
-}
-
-/** Settles a request that already failed: a writer failure changes nothing for its caller. */
-function settleQuietly(charge: RequestCharge, status: number): void {
-  charge.settle(status).catch(() => {});
-}
-
-/** Attempts and last deployment of a failed routing, from the headers routing put on its error. */
-function routingOf(error: unknown): [deploymentId: string | null, modelGroup: null, attempts: number] {
-  const headers = error instanceof GatewayError ? error.headers : undefined;
-  return [
-    headers?.['x-switchboard-deployment'] ?? null,
-    null,
-    Number(headers?.['x-switchboard-attempts'] ?? 0),
-  ];
 }
 
 function statusOf(error: unknown): number {

@@ -191,6 +191,7 @@ describe.each(await availableBackends())('budgets on %s', (_name, makeBackend) =
     });
     const db = gateway.gateway.database.db;
     const row = (id: string, cost: number | null, createdAt: number) => ({
+      spend_id: id,
       request_id: id,
       created_at: createdAt,
       key_id: key,

@@ -80,8 +80,8 @@ const corpus: Record<string, Outcome> = {
     starts: [
       ignoredWarning('finetune_settings', 'no fine-tuning API'),
       ignoredWarning('files_settings', 'no files API yet'),
-      ignoredWarning('litellm_settings.cache', 'no response cache yet'),
-      ignoredWarning('litellm_settings.cache_params', 'no response cache yet'),
+      // cache: true turns the response cache on; cache_params.type has no counterpart.
+      'litellm_settings.cache_params.type is a LiteLLM setting Switchboard ignores: the response cache uses general_settings.redis_url when set, else an in-process cache',
       ignoredWarning(
         'litellm_settings.success_callback',
         'no logging callbacks: use the JSON logs and /metrics',
@@ -102,7 +102,10 @@ const corpus: Record<string, Outcome> = {
         'general_settings.pass_through_endpoints',
         'no pass-through endpoints: only the documented API is served',
       ),
-      ignoredWarning('router_settings.cache_responses', 'no response cache yet'),
+      ignoredWarning(
+        'router_settings.cache_responses',
+        'the response cache is configured in general_settings.response_cache (docs/cache.md)',
+      ),
     ],
   },
   'unknown-keys.yaml': {

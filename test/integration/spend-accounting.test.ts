@@ -189,6 +189,11 @@ model_list:
           });
           expect(answer.choices[0]!.message.content).toBe(`echo: ${text}`);
         }
+        // The batch was refused and kept (JSON answers do not wait for it: it lingers, then fails).
+        await until(
+          async () => (await fetch(`${gateway.baseUrl}/metrics`)).text(),
+          (text) => /gateway_accounting_writes_total\{mode="legacy",outcome="retained"\} [2-9]/.test(text),
+        );
       } finally {
         await acceptInserts(db, backend.schema !== undefined, 'spend_logs');
       }

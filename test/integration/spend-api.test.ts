@@ -15,6 +15,7 @@ const MINUTE = 60_000;
 
 function logRow(index: number, overrides: Partial<SpendLogsTable>): SpendLogsTable {
   return {
+    spend_id: `spend-${String(index).padStart(3, '0')}`,
     request_id: `req-${String(index).padStart(3, '0')}`,
     // Three rows share each timestamp, so pages must break ties by request id.
     created_at: NOW - Math.floor(index / 3) * MINUTE,

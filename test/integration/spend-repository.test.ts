@@ -18,6 +18,7 @@ import type { Backend } from '../support/backends.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
 const record = (requestId: string, overrides: Partial<SpendRecord> = {}): SpendRecord => ({
+  spendId: `spend-${requestId}`,
   requestId,
   createdAt: Date.UTC(2026, 10, 25, 10, 0, 0),
   keyId: 'key-1',

@@ -201,8 +201,10 @@ async function enforceFilters(
   for (const item of things) {
     if (!item) continue;
     const owner = item.kind === 'organization' ? item.id : await organizationOf.of(item);
-    if (owner !== undefined && owner !== organizationId)
-      throw outsideScope('the filter names something of another organization (or of none)');
+    // An unknown owner (a deleted key, team or user) is refused too: its spend rows still carry its
+    // own organization, which an org admin's forced filter would not apply to every summary.
+    if (owner !== organizationId)
+      throw outsideScope('the filter names something of another organization (or of none, or deleted)');
   }
 }
 

@@ -12,7 +12,7 @@ import { errors } from '../../lib/error-catalogue.ts';
 import type { GatewayError } from '../../lib/gateway-error.ts';
 import { newId } from '../../lib/random.ts';
 import type { SecretBox } from '../../lib/secret-box.ts';
-import { type UpstreamUrlPolicy, upstreamUrlProblem } from '../../lib/upstream-url-policy.ts';
+import { redactUrl, type UpstreamUrlPolicy, upstreamUrlProblem } from '../../lib/upstream-url-policy.ts';
 import type { Page, PageRequest } from '../../store/db/repositories/limit-columns.ts';
 import { McpBindingRepository } from '../../store/db/repositories/mcp-binding-repository.ts';
 import {
@@ -278,8 +278,9 @@ function serverEntry(
     targetType: 'mcp_server' as const,
     targetId: serverId,
     organizationId: null,
-    before,
-    after,
+    // A query string may hold a credential (?api_key=…): the audit log keeps the URL as the views show it.
+    before: before && { ...before, base_url: redactUrl(before.base_url) },
+    after: after && { ...after, base_url: redactUrl(after.base_url) },
   };
 }
 

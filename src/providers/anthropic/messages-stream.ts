@@ -5,6 +5,7 @@
  */
 import { type ChatCompletionChunk, chunkFromObject, type StreamChunk } from '../../canonical/chat-chunk.ts';
 import { encodeSseEvent } from '../../lib/sse.ts';
+import { protocolError } from '../upstream-exchange.ts';
 import { finishReasonOf } from './from-messages-response.ts';
 import { type NativeEvent, StreamUsage } from './messages-events.ts';
 
@@ -43,6 +44,10 @@ export async function* nativeMessagesChunks(
   let pending = '';
   for await (const { event, data, parsed } of events) {
     if (parsed.type !== 'message_stop') pending += encodeSseEvent(event, data);
+    // Events that make no chunk (pings, block stops) wait for the next one; an upstream sending only
+    // those for ever would grow this without bound.
+    if (pending.length > MAX_PENDING_NATIVE)
+      throw protocolError('the upstream sent too many events without content');
     const chunks = mapper.map(parsed);
     for (let index = 0; index < chunks.length; index++) {
       const chunk = chunks[index]!;
@@ -52,6 +57,8 @@ export async function* nativeMessagesChunks(
     }
   }
 }
+
+const MAX_PENDING_NATIVE = 1024 * 1024;
 
 export class MessagesChunkMapper {
   private readonly identity: StreamIdentity;

@@ -78,7 +78,11 @@ async function createSqlite(options: DatabaseOptions): Promise<Database> {
       if (path === file || existsSync(path)) ensurePrivateFile(path);
   }
   const database = new DatabaseSync(file);
-  database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  // WAL with synchronous=NORMAL: a commit survives the process dying (kill -9) without an fsync per
+  // transaction; only an operating-system crash may lose the last commits (SQLite's advice for WAL).
+  database.exec(
+    'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;',
+  );
   const db = new Kysely<DatabaseSchema>({
     dialect: new SqliteDialect({ database: adaptNodeSqlite(database) }),
     log: queryLogger(options),

@@ -120,6 +120,9 @@ export interface AuditLogTable {
 
 /** One answered (or failed) proxied request; booleans are 0/1 on both dialects. */
 export interface SpendLogsTable {
+  /** The gateway's own id of the record (unique; a caller may reuse its x-request-id). */
+  spend_id: string;
+  /** The answer's x-request-id. */
   request_id: string;
   /** Epoch milliseconds when the request was settled. */
   created_at: number;
@@ -169,7 +172,7 @@ export interface SpendDailyTable {
 
 /** Charges accepted durably (outbox mode) and not yet moved into spend_logs and spend_daily. */
 export interface SpendOutboxTable {
-  request_id: string;
+  spend_id: string;
   created_at: number;
   /** JSON of the spend record. */
   record: string;

@@ -108,6 +108,13 @@ function decodeInput(input: unknown): ChatMessage[] {
         tool_call_id: requireString(item.call_id, `${at}.call_id`),
         content: outputText(item.output, `${at}.output`),
       });
+    } else if (type === 'item_reference') {
+      // Clients that assume a stored conversation refer to earlier output items by id (the Vercel AI
+      // SDK does unless `providerOptions.openai.store` is false); the gateway keeps none to look up.
+      throw errors.invalidRequest(
+        `${at}.type: item references need stored responses, which this stateless gateway does not keep; send the items themselves (with the Vercel AI SDK: providerOptions: { openai: { store: false } }).`,
+        `${at}.type`,
+      );
     } else if (type !== 'reasoning') {
       throw errors.invalidRequest(
         `${at}.type: '${String(type)}' items are not supported (message, function_call, function_call_output, reasoning).`,

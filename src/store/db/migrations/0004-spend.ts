@@ -8,7 +8,9 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('spend_logs')
-    .addColumn('request_id', 'text', (column) => column.primaryKey())
+    // The gateway's own id: a caller chooses its x-request-id, so that cannot be the key.
+    .addColumn('spend_id', 'text', (column) => column.primaryKey())
+    .addColumn('request_id', 'text', (column) => column.notNull())
     .addColumn('created_at', 'bigint', (column) => column.notNull())
     .addColumn('key_id', 'text')
     .addColumn('user_id', 'text')
@@ -33,7 +35,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('ttft_ms', 'integer')
     .addColumn('cache_hit', 'integer', (column) => column.notNull().defaultTo(0))
     .execute();
-  for (const column of ['created_at', 'key_id', 'user_id', 'team_id', 'organization_id', 'model'] as const) {
+  // Every read is a time range, alone or within one scope; a model filter narrows a time range.
+  await db.schema.createIndex('spend_logs_created_at').on('spend_logs').column('created_at').execute();
+  await db.schema.createIndex('spend_logs_request_id').on('spend_logs').column('request_id').execute();
+  for (const column of ['key_id', 'user_id', 'team_id', 'organization_id'] as const) {
     await db.schema
       .createIndex(`spend_logs_${column}`)
       .on('spend_logs')
@@ -59,7 +64,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('spend_outbox')
-    .addColumn('request_id', 'text', (column) => column.primaryKey())
+    .addColumn('spend_id', 'text', (column) => column.primaryKey())
     .addColumn('created_at', 'bigint', (column) => column.notNull())
     .addColumn('record', 'text', (column) => column.notNull())
     .execute();

@@ -30,7 +30,7 @@ export interface SpendSummaryFilters extends SpendScopeFilters {
   to?: string | undefined;
 }
 
-/** Position after the last row of a page: logs are ordered by (created_at, request_id) descending. */
+/** Position after the last row of a page: logs are ordered by (created_at, spend_id) descending. */
 export interface SpendLogCursor {
   createdAt: number;
   requestId: string;
@@ -97,12 +97,12 @@ export class SpendQueryRepository {
       query = query.where((eb) =>
         eb.or([
           eb('created_at', '<', cursor.createdAt),
-          eb.and([eb('created_at', '=', cursor.createdAt), eb('request_id', '<', cursor.requestId)]),
+          eb.and([eb('created_at', '=', cursor.createdAt), eb('spend_id', '<', cursor.requestId)]),
         ]),
       );
     const rows = await query
       .orderBy('created_at', 'desc')
-      .orderBy('request_id', 'desc')
+      .orderBy('spend_id', 'desc')
       .limit(limit + 1)
       .execute();
     const items = rows.slice(0, limit).map(toLogRecord);
@@ -110,7 +110,7 @@ export class SpendQueryRepository {
     return {
       items,
       next:
-        rows.length > limit && last ? { createdAt: last.created_at, requestId: last.request_id } : undefined,
+        rows.length > limit && last ? { createdAt: last.created_at, requestId: last.spend_id } : undefined,
     };
   }
 
@@ -293,6 +293,7 @@ function nullableNumber(value: number | string | null): number | null {
 
 function toLogRecord(row: SpendLogsTable): SpendLogRecord {
   return {
+    spend_id: row.spend_id,
     request_id: row.request_id,
     created_at: Number(row.created_at),
     key_id: row.key_id,

@@ -33,12 +33,12 @@ export class SpendRepository {
       .insertInto('spend_outbox')
       .values(
         records.map((record) => ({
-          request_id: record.requestId,
+          spend_id: record.spendId,
           created_at: now,
           record: JSON.stringify(record),
         })),
       )
-      .onConflict((conflict) => conflict.column('request_id').doNothing())
+      .onConflict((conflict) => conflict.column('spend_id').doNothing())
       .execute();
   }
 
@@ -51,7 +51,7 @@ export class SpendRepository {
     return this.db.transaction().execute(async (trx) => {
       let query = trx
         .selectFrom('spend_outbox')
-        .select(['request_id', 'record'])
+        .select(['spend_id', 'record'])
         .orderBy('created_at')
         .limit(limit);
       if (this.dialect === 'postgres') query = query.forUpdate().skipLocked();
@@ -64,9 +64,9 @@ export class SpendRepository {
       await trx
         .deleteFrom('spend_outbox')
         .where(
-          'request_id',
+          'spend_id',
           'in',
-          rows.map((row) => row.request_id),
+          rows.map((row) => row.spend_id),
         )
         .execute();
       return rows.length;
@@ -88,15 +88,15 @@ export class SpendRepository {
 }
 
 async function recordIn(trx: Executor, records: readonly SpendRecord[]): Promise<number> {
-  const unique = [...new Map(records.map((record) => [record.requestId, record])).values()];
+  const unique = [...new Map(records.map((record) => [record.spendId, record])).values()];
   const inserted = await trx
     .insertInto('spend_logs')
     .values(unique.map(toRow))
-    .onConflict((conflict) => conflict.column('request_id').doNothing())
-    .returning('request_id')
+    .onConflict((conflict) => conflict.column('spend_id').doNothing())
+    .returning('spend_id')
     .execute();
-  const fresh = new Set(inserted.map((row) => row.request_id));
-  const deltas = dailyDeltas(unique.filter((record) => fresh.has(record.requestId)));
+  const fresh = new Set(inserted.map((row) => row.spend_id));
+  const deltas = dailyDeltas(unique.filter((record) => fresh.has(record.spendId)));
   if (deltas.length > 0) {
     await trx
       .insertInto('spend_daily')
@@ -123,6 +123,7 @@ async function recordIn(trx: Executor, records: readonly SpendRecord[]): Promise
 
 function toRow(record: SpendRecord): SpendLogsTable {
   return {
+    spend_id: record.spendId,
     request_id: record.requestId,
     created_at: record.createdAt,
     key_id: record.keyId,
@@ -191,5 +192,6 @@ function dailyDeltas(records: readonly SpendRecord[]): SpendDailyTable[] {
       delta.cost += record.cost ?? 0;
     }
   }
-  return [...deltas.values()];
+  // One order for every writer, so concurrent upserts of overlapping rows cannot deadlock (PostgreSQL).
+  return [...deltas.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, delta]) => delta);
 }
