@@ -151,6 +151,47 @@ model_list:
     expect(upstream.requests).toHaveLength(4);
   });
 
+  it('follows the key and team switch: cache_enabled false bypasses a cache-enabled gateway', async () => {
+    const off = new OpenAI({
+      apiKey: await gateway.createKey({ team_id: 'team-a', cache_enabled: false }),
+      baseURL: `${gateway.baseUrl}/v1`,
+      maxRetries: 0,
+    });
+    await ask({});
+    expect((await ask({}, off)).response.headers.get('x-switchboard-cache')).toBe('bypass');
+    expect(upstream.requests).toHaveLength(2);
+  });
+
+  it('replays cached streams of the Responses and Messages formats with their own terminal events', async () => {
+    upstream.defaultScenario = { kind: 'answer', text: 'one two three' };
+    const post = (path: string, body: object) =>
+      fetch(`${gateway.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const cases = [
+      ['/v1/responses', { model: 'cached', input: 'count', stream: true }, 'response.completed'],
+      [
+        '/v1/messages',
+        { model: 'cached', max_tokens: 16, messages: [{ role: 'user', content: 'count' }], stream: true },
+        'message_stop',
+      ],
+    ] as const;
+    for (const [path, body, marker] of cases) {
+      const first = await post(path, body);
+      const firstText = await first.text();
+      const second = await post(path, body);
+      const secondText = await second.text();
+      const statuses = [first.headers.get('x-switchboard-cache'), second.headers.get('x-switchboard-cache')];
+      expect(statuses, path).toEqual(['miss', 'hit']);
+      expect(firstText).toContain(marker);
+      expect(secondText).toContain(marker);
+      expect(secondText).toContain('three');
+    }
+    expect(upstream.requests).toHaveLength(2);
+  });
+
   // Redis expires entries on its own clock (the store suite checks the PTTL it sets).
   it.skipIf(onRedis)(
     'expires an entry after its TTL (injected clock), and a per-request ttl shortens it',
