@@ -20,15 +20,10 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
 import { type Router, type StartedStream, upstreamModelOf } from '../routing/router.ts';
 import { upstreamFailure } from '../routing/upstream-failure.ts';
+import { answerFromCache } from './cached-answer.ts';
 import type { McpToolLoop } from './mcp-tool-loop.ts';
 import { RequestCharge, type SpendAccounting } from './request-charge.ts';
-import {
-  type CacheEntry,
-  type CachePlan,
-  type ResponseCache,
-  replayChunks,
-  usageOfEntry,
-} from './response-cache.ts';
+import type { CachePlan, ResponseCache } from './response-cache.ts';
 import { routingOf, SpendNotRecorded, settleOrFail, settleQuietly } from './settlement.ts';
 
 export interface TextContext {
@@ -102,7 +97,12 @@ export class TextPipeline {
       // The spec's order: admission (limits, budgets) first, then the cache; a hit calls no provider.
       const entry = await cache.get(plan);
       charge.cached(entry ? 'hit' : plan.status);
-      if (entry) return this.fromCache(entry, request, charge, started);
+      if (entry) {
+        return answerFromCache(entry, charge, {
+          settleAnswer: () => this.settleAnswer(charge),
+          finish: (status) => this.finish(request.model, status, started),
+        });
+      }
     }
     if (!usesMcp || !mcpTools) return this.call(request, group, context, charge, started, true, plan);
     let outcome: TextOutcome;
@@ -306,54 +306,6 @@ export class TextPipeline {
     const entry = recorder?.entry();
     if (plan && entry) void this.options.cache?.put(plan, entry);
     this.finish(model, 200, startedAt);
-  }
-
-  /** Answers from a cached entry: JSON at once, or the cached stream replayed in its original format. */
-  private async fromCache(
-    entry: CacheEntry,
-    request: ChatRequest,
-    charge: RequestCharge,
-    started: number,
-  ): Promise<TextOutcome> {
-    charge.servedFromCache(usageOfEntry(entry));
-    const meta = { deploymentId: 'cache', attempts: 0, headers: charge.headers };
-    if (entry.kind === 'json') {
-      try {
-        await this.settleAnswer(charge);
-      } catch (error) {
-        throw error instanceof SpendNotRecorded ? error.failure : error;
-      }
-      this.finish(request.model, 200, started);
-      return {
-        kind: 'json',
-        response: entry.response,
-        ...(entry.json !== undefined ? { json: entry.json } : {}),
-        ...(entry.native !== undefined ? { native: entry.native } : {}),
-        ...meta,
-      };
-    }
-    return { kind: 'stream', chunks: this.replay(entry, request.model, charge, started), ...meta };
-  }
-
-  private async *replay(
-    entry: Extract<CacheEntry, { kind: 'stream' }>,
-    model: string,
-    charge: RequestCharge,
-    started: number,
-  ): AsyncGenerator<StreamChunk> {
-    let ended = false;
-    try {
-      yield* replayChunks(entry);
-      ended = true;
-    } finally {
-      if (!ended) settleQuietly(charge, 499);
-    }
-    try {
-      await settleOrFail(charge, 200, {});
-    } catch (error) {
-      throw error instanceof SpendNotRecorded ? error.failure : error;
-    }
-    this.finish(model, 200, started);
   }
 
   /**
