@@ -336,6 +336,26 @@ router_settings:
     expect(upstreams.anthropic.requests[0]!.body.model).toBe('claude-opus-4');
   });
 
+  it('drops unsigned thinking blocks (another provider’s reasoning) from a native Messages body, keeps signed ones', async () => {
+    const messages = [
+      { role: 'user', content: 'first' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'from another model', signature: '' },
+          { type: 'thinking', thinking: 'from Anthropic', signature: 'sig-1' },
+          { type: 'text', text: 'answer' },
+        ],
+      },
+      { role: 'user', content: 'second' },
+    ];
+    await anthropic.messages.create({ model: 'm-anthropic', max_tokens: 32, messages } as never);
+    expect(upstreams.anthropic.requests[0]!.body.messages[1].content).toEqual([
+      { type: 'thinking', thinking: 'from Anthropic', signature: 'sig-1' },
+      { type: 'text', text: 'answer' },
+    ]);
+  });
+
   it('passes a Messages caller through natively to an Anthropic deployment, events untouched', async () => {
     const body = {
       model: 'm-anthropic',

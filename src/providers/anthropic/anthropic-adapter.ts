@@ -129,6 +129,7 @@ export class AnthropicAdapter implements ProviderAdapter {
   ): Record<string, unknown> {
     const { stream: _stream, ...rest } = body;
     const request: Record<string, unknown> = { ...rest, model };
+    if (Array.isArray(rest.messages)) request.messages = rest.messages.map(withoutUnsignedThinking);
     for (const name of ['temperature', 'top_p', 'top_k'] as const)
       if (request[name] === undefined && this.defaults[name] !== undefined)
         request[name] = this.defaults[name];
@@ -200,4 +201,25 @@ export class AnthropicAdapter implements ProviderAdapter {
 
 function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
+}
+
+/**
+ * An assistant turn without its unsigned thinking blocks: another provider's reasoning, which the
+ * gateway hands Messages callers as thinking blocks with an empty signature, would make Anthropic
+ * refuse the conversation when the caller sends it back (Anthropic checks every signature).
+ */
+function withoutUnsignedThinking(message: unknown): unknown {
+  if (message === null || typeof message !== 'object') return message;
+  const turn = message as { role?: unknown; content?: unknown };
+  if (turn.role !== 'assistant' || !Array.isArray(turn.content)) return message;
+  const content = turn.content.filter(
+    (block) =>
+      !(
+        block !== null &&
+        typeof block === 'object' &&
+        (block as { type?: unknown }).type === 'thinking' &&
+        !(block as { signature?: unknown }).signature
+      ),
+  );
+  return content.length === turn.content.length ? message : { ...turn, content };
 }
