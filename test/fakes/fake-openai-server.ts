@@ -4,9 +4,9 @@
  * recording every request it received, so tests assert what the upstream saw as well as what the caller
  * got (STYLE convention 14).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
+import { LoopbackServer, type RecordedRequest, readBody, recordRequest } from './loopback-server.ts';
 
 export type Scenario =
   /** A normal answer: JSON, or SSE when the request asks to stream. */
@@ -40,32 +40,23 @@ export interface ToolCallSpec {
   arguments: string;
 }
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-  body: any;
-  /** Set when the connection closed before the answer was complete (the caller aborted). */
-  aborted: boolean;
-}
+export type { RecordedRequest } from './loopback-server.ts';
 
 export class FakeOpenAiServer {
   readonly requests: RecordedRequest[] = [];
   /** Scenarios used in order, one per request; when empty, `defaultScenario` answers. */
   readonly queue: Scenario[] = [];
   defaultScenario: Scenario = { kind: 'answer' };
-  private server: Server | undefined;
-  private readonly responses = new Set<ServerResponse>();
+  private loopback!: LoopbackServer;
 
   static async start(): Promise<FakeOpenAiServer> {
     const fake = new FakeOpenAiServer();
-    fake.server = createServer((request, response) => void fake.handle(request, response));
-    await new Promise<void>((resolve) => fake.server!.listen(0, '127.0.0.1', resolve));
+    fake.loopback = await LoopbackServer.listen((request, response) => fake.handle(request, response));
     return fake;
   }
 
   get origin(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    return this.loopback.origin;
   }
 
   /** Base URL for `provider: openai` (`…/v1`). */
@@ -84,29 +75,13 @@ export class FakeOpenAiServer {
     this.defaultScenario = { kind: 'answer' };
   }
 
-  async close(): Promise<void> {
-    for (const response of this.responses) response.destroy();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  close(): Promise<void> {
+    return this.loopback.close();
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    const recorded: RecordedRequest = {
-      method: request.method ?? '',
-      path: request.url ?? '',
-      headers: request.headers,
-      body: text ? JSON.parse(text) : undefined,
-      aborted: false,
-    };
+    const recorded = recordRequest(request, await readBody(request), response);
     this.requests.push(recorded);
-    this.responses.add(response);
-    response.on('close', () => {
-      if (!response.writableFinished) recorded.aborted = true;
-      this.responses.delete(response);
-    });
     const scenario = this.queue.shift() ?? this.defaultScenario;
     await play(scenario, recorded.body ?? {}, response);
   }

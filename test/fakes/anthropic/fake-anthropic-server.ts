@@ -5,13 +5,13 @@
  * usage: 11 input, 3 cache-read, 0 cache-creation and 7 output tokens.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type {
   FakeNativeUpstream,
   NativeScenario,
   RecordedNativeRequest,
 } from '../../support/translating-adapter-suite.ts';
+import { LoopbackServer, readBody, recordRequest } from '../loopback-server.ts';
 
 /** Scenarios of this fake beyond the shared ones. */
 export type AnthropicScenario =
@@ -45,18 +45,16 @@ const errorTypes: Record<number, string> = {
 export class FakeAnthropicServer implements FakeNativeUpstream {
   readonly requests: RecordedNativeRequest[] = [];
   private readonly queue: AnthropicScenario[] = [];
-  private server: Server | undefined;
-  private readonly responses = new Set<ServerResponse>();
+  private loopback!: LoopbackServer;
 
   static async start(): Promise<FakeAnthropicServer> {
     const fake = new FakeAnthropicServer();
-    fake.server = createServer((request, response) => void fake.handle(request, response));
-    await new Promise<void>((resolve) => fake.server!.listen(0, '127.0.0.1', resolve));
+    fake.loopback = await LoopbackServer.listen((request, response) => fake.handle(request, response));
     return fake;
   }
 
   get origin(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    return this.loopback.origin;
   }
 
   enqueue(...scenarios: AnthropicScenario[]): void {
@@ -68,29 +66,13 @@ export class FakeAnthropicServer implements FakeNativeUpstream {
     this.queue.length = 0;
   }
 
-  async close(): Promise<void> {
-    for (const response of this.responses) response.destroy();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  close(): Promise<void> {
+    return this.loopback.close();
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    const recorded: RecordedNativeRequest = {
-      method: request.method ?? '',
-      path: request.url ?? '',
-      headers: request.headers,
-      body: text ? JSON.parse(text) : undefined,
-      aborted: false,
-    };
+    const recorded = recordRequest(request, await readBody(request), response);
     this.requests.push(recorded);
-    this.responses.add(response);
-    response.on('close', () => {
-      if (!response.writableFinished) recorded.aborted = true;
-      this.responses.delete(response);
-    });
     const body = recorded.body ?? {};
     const scenario = this.queue.shift() ?? { kind: 'text', text: `echo: ${lastUserText(body)}` };
     await play(scenario, body, response);

@@ -3,13 +3,13 @@
  * signature, records what it received and answers Converse / ConverseStream in the real wire formats,
  * driven by a queue of scenarios (STYLE convention 14).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type {
   FakeNativeUpstream,
   NativeScenario,
   RecordedNativeRequest,
 } from '../../support/translating-adapter-suite.ts';
+import { LoopbackServer, readBody, recordRequest } from '../loopback-server.ts';
 import {
   converseAnswer,
   encodeEvent,
@@ -45,18 +45,16 @@ export class FakeBedrockServer implements FakeNativeUpstream {
   /** The client port of each recorded request (the same port twice: a reused connection). */
   readonly clientPorts: number[] = [];
   private readonly queue: BedrockScenario[] = [];
-  private server: Server | undefined;
-  private readonly responses = new Set<ServerResponse>();
+  private loopback!: LoopbackServer;
 
   static async start(): Promise<FakeBedrockServer> {
     const fake = new FakeBedrockServer();
-    fake.server = createServer((request, response) => void fake.handle(request, response));
-    await new Promise<void>((resolve) => fake.server!.listen(0, '127.0.0.1', resolve));
+    fake.loopback = await LoopbackServer.listen((request, response) => fake.handle(request, response));
     return fake;
   }
 
   get origin(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    return this.loopback.origin;
   }
 
   enqueue(...scenarios: BedrockScenario[]): void {
@@ -70,16 +68,12 @@ export class FakeBedrockServer implements FakeNativeUpstream {
     this.queue.length = 0;
   }
 
-  async close(): Promise<void> {
-    for (const response of this.responses) response.destroy();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  close(): Promise<void> {
+    return this.loopback.close();
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks);
+    const raw = await readBody(request);
     const verdict = await verifySignature(
       FAKE_ACCOUNT,
       { method: request.method ?? '', url: request.url ?? '', headers: request.headers },
@@ -90,20 +84,9 @@ export class FakeBedrockServer implements FakeNativeUpstream {
       writeError(response, 403, 'The request signature we calculated does not match', verdict.errorType);
       return;
     }
-    const recorded: RecordedNativeRequest = {
-      method: request.method ?? '',
-      path: request.url ?? '',
-      headers: request.headers,
-      body: JSON.parse(raw.toString('utf8')),
-      aborted: false,
-    };
+    const recorded = recordRequest(request, raw, response);
     this.requests.push(recorded);
     this.clientPorts.push(request.socket.remotePort ?? 0);
-    this.responses.add(response);
-    response.on('close', () => {
-      if (!response.writableFinished) recorded.aborted = true;
-      this.responses.delete(response);
-    });
     const streaming = /\/converse-stream$/.test(recorded.path);
     const scenario = this.queue.shift() ?? { kind: 'text', text: `echo: ${lastUserText(recorded.body)}` };
     await play(scenario, recorded.body, streaming, response);

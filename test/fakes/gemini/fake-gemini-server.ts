@@ -5,13 +5,13 @@
  * request and recording every request it received (STYLE convention 14).
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type {
   FakeNativeUpstream,
   NativeScenario,
   RecordedNativeRequest,
 } from '../../support/translating-adapter-suite.ts';
+import { LoopbackServer, readBody, recordRequest } from '../loopback-server.ts';
 
 /** The suite's scenarios, plus raw answers (fixture files or text) for provider-specific tests. */
 export type GeminiScenario =
@@ -41,18 +41,16 @@ export function readFixture(file: string): string {
 export class FakeGeminiServer implements FakeNativeUpstream {
   readonly requests: RecordedNativeRequest[] = [];
   private readonly queue: GeminiScenario[] = [];
-  private server: Server | undefined;
-  private readonly responses = new Set<ServerResponse>();
+  private loopback!: LoopbackServer;
 
   static async start(): Promise<FakeGeminiServer> {
     const fake = new FakeGeminiServer();
-    fake.server = createServer((request, response) => void fake.handle(request, response));
-    await new Promise<void>((resolve) => fake.server!.listen(0, '127.0.0.1', resolve));
+    fake.loopback = await LoopbackServer.listen((request, response) => fake.handle(request, response));
     return fake;
   }
 
   get origin(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    return this.loopback.origin;
   }
 
   enqueue(...scenarios: GeminiScenario[]): void {
@@ -64,29 +62,13 @@ export class FakeGeminiServer implements FakeNativeUpstream {
     this.queue.length = 0;
   }
 
-  async close(): Promise<void> {
-    for (const response of this.responses) response.destroy();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  close(): Promise<void> {
+    return this.loopback.close();
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    const recorded: RecordedNativeRequest = {
-      method: request.method ?? '',
-      path: request.url ?? '',
-      headers: request.headers,
-      body: text ? JSON.parse(text) : undefined,
-      aborted: false,
-    };
+    const recorded = recordRequest(request, await readBody(request), response);
     this.requests.push(recorded);
-    this.responses.add(response);
-    response.on('close', () => {
-      if (!response.writableFinished) recorded.aborted = true;
-      this.responses.delete(response);
-    });
     const scenario = this.queue.shift() ?? { kind: 'text', text: `echo: ${lastUserText(recorded.body)}` };
     const streaming = recorded.path.includes(':streamGenerateContent');
     await play(scenario, streaming, response);
