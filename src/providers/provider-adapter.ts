@@ -33,7 +33,8 @@ export interface CompletionResult {
   native?: string;
 }
 
-export interface ProviderAdapter {
+/** Text generation through the canonical chat model: what every text endpoint needs. */
+export interface ChatCapability {
   /** A non-streaming chat completion. Throws UpstreamError. */
   complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult>;
   /**
@@ -41,9 +42,23 @@ export interface ProviderAdapter {
    * before it commits the response, so failures up to then can still be retried elsewhere.
    */
   stream(request: ChatRequest, context: AttemptContext): AsyncIterable<StreamChunk>;
+}
+
+/**
+ * A deployment's adapter declares what it serves through optional capabilities: `chat` for the text
+ * endpoints today; embeddings, rerank, speech and transcription join as capabilities of their own.
+ * A group whose mode needs a capability its adapter lacks is refused at start.
+ */
+export interface ProviderAdapter {
+  readonly chat?: ChatCapability;
   /** Closes pooled connections. */
   close(): Promise<void>;
 }
+
+/** The `model_info.mode` values each capability serves (LiteLLM's names). */
+export const CAPABILITY_MODES: Readonly<Record<keyof Omit<ProviderAdapter, 'close'>, readonly string[]>> = {
+  chat: ['chat', 'completion', 'responses'],
+};
 
 /** What a factory needs to build an adapter for one deployment. */
 export interface DeploymentSettings {

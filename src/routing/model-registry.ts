@@ -7,7 +7,11 @@
 import type { Config, ModelDeploymentConfig, RouterSettings } from '../config/config.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { closestMatch } from '../lib/closest-match.ts';
-import type { DeploymentSettings, ProviderAdapter } from '../providers/provider-adapter.ts';
+import {
+  CAPABILITY_MODES,
+  type DeploymentSettings,
+  type ProviderAdapter,
+} from '../providers/provider-adapter.ts';
 import type { ProviderRegistry } from '../providers/provider-registry.ts';
 import { unknownParamProblems } from './unknown-params.ts';
 
@@ -120,6 +124,15 @@ export function buildModelRegistry(
     const factory = providers.get(entry.params.provider);
     if (!factory || checked.errors.length > 0) return;
     const adapter = factory.create(deploymentSettings(entry, config.router_settings));
+    const mode = entry.model_info.mode ?? 'chat';
+    const needed = capabilityFor(mode);
+    if (needed && !adapter[needed]) {
+      issues.push(
+        `model_list[${index}].model_info.mode: '${mode}' needs the ${needed} capability, which provider '${entry.params.provider}' does not serve`,
+      );
+      void adapter.close();
+      return;
+    }
     const group = groups.get(entry.model_name) ?? {
       ownedBy: entry.model_info.owned_by ?? entry.params.provider,
       mode: entry.model_info.mode ?? 'chat',
@@ -151,6 +164,13 @@ export function buildModelRegistry(
     })),
     Math.floor(now / 1000),
   );
+}
+
+/** The adapter capability that serves a model_info.mode, if any capability does yet. */
+function capabilityFor(mode: string): keyof typeof CAPABILITY_MODES | undefined {
+  for (const [capability, modes] of Object.entries(CAPABILITY_MODES))
+    if (modes.includes(mode)) return capability as keyof typeof CAPABILITY_MODES;
+  return undefined;
 }
 
 function deploymentSettings(entry: ModelDeploymentConfig, router: RouterSettings): DeploymentSettings {

@@ -12,7 +12,7 @@ import type { RouterSettings } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
+import type { AttemptContext, ChatCapability, CompletionResult } from '../providers/provider-adapter.ts';
 import { classifyTransportError, LocalFailure, UpstreamError } from '../providers/upstream-error.ts';
 import type { CapacitySignal } from './capacity-signal.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
@@ -93,7 +93,7 @@ export class Router {
     return this.execute(group, context, false, async (deployment, attempt) => {
       const started = performance.now();
       try {
-        const result = await deployment.adapter.complete(withUpstreamModel(request, deployment), attempt);
+        const result = await chatOf(deployment).complete(withUpstreamModel(request, deployment), attempt);
         health.succeeded(deployment.id, { latencyMs: performance.now() - started });
         return result;
       } finally {
@@ -106,7 +106,7 @@ export class Router {
     const { health } = this.options;
     return this.execute(group, context, true, async (deployment, attempt) => {
       const started = performance.now();
-      const iterator = deployment.adapter
+      const iterator = chatOf(deployment)
         .stream(withUpstreamModel(request, deployment), attempt)
         [Symbol.asyncIterator]();
       let first: IteratorResult<StreamChunk>;
@@ -355,6 +355,13 @@ export class Router {
       attempt,
     });
   }
+}
+
+/** The chat capability of a deployment (the registry refuses text groups whose adapter lacks it). */
+function chatOf(deployment: Deployment): ChatCapability {
+  const chat = deployment.adapter.chat;
+  if (!chat) throw new LocalFailure(new Error(`deployment ${deployment.id} serves no chat`));
+  return chat;
 }
 
 function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): Promise<void> {

@@ -10,12 +10,11 @@ import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { builtinProviders } from '../../src/providers/builtin-providers.ts';
 import { geminiProvider } from '../../src/providers/gemini/index.ts';
-import type { ProviderAdapter } from '../../src/providers/provider-adapter.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
 import { buildModelRegistry, deploymentProblems } from '../../src/routing/model-registry.ts';
 import { FakeGeminiServer, readFixture } from '../fakes/gemini/fake-gemini-server.ts';
 import { geminiRequestView } from '../fakes/gemini/gemini-request-view.ts';
-import { settingsFor } from '../support/provider-adapter-suite.ts';
+import { chatAdapterOf, settingsFor } from '../support/provider-adapter-suite.ts';
 import { runTranslatingAdapterSuite } from '../support/translating-adapter-suite.ts';
 
 const params = (origin: string) => ({
@@ -65,11 +64,13 @@ async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
 
 describe('gemini adapter: what only Gemini answers', () => {
   let upstream: FakeGeminiServer;
-  let adapter: ProviderAdapter;
+  let adapter: ReturnType<typeof chatAdapterOf>;
 
   beforeAll(async () => {
     upstream = await FakeGeminiServer.start();
-    adapter = geminiProvider.create(settingsFor({ ...params(upstream.origin), temperature: 0.9, top_k: 20 }));
+    adapter = chatAdapterOf(
+      geminiProvider.create(settingsFor({ ...params(upstream.origin), temperature: 0.9, top_k: 20 })),
+    );
   });
   afterAll(async () => {
     await adapter?.close();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StreamChunk } from '../../src/canonical/chat-chunk.ts';
 import type { ChatRequest } from '../../src/canonical/chat-request.ts';
 import type {
+  ChatCapability,
   DeploymentSettings,
   ProviderAdapter,
   ProviderFactory,
@@ -70,12 +71,27 @@ async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
   throw new Error('expected an UpstreamError');
 }
 
+/** The chat capability of an adapter the suite drives, with its close (every adapter here serves chat). */
+export function chatAdapterOf(adapter: ProviderAdapter): ChatCapability & { close(): Promise<void> } {
+  const chat = adapter.chat;
+  if (!chat) throw new Error('the adapter declares no chat capability');
+  return {
+    complete: (request, context) => chat.complete(request, context),
+    stream: (request, context) => chat.stream(request, context),
+    close: () => adapter.close(),
+  };
+}
+
 export function runProviderAdapterSuite(adapterCase: AdapterCase): void {
   describe(`ProviderAdapter conformance: ${adapterCase.name}`, () => {
     let upstream: FakeOpenAiServer;
-    let adapter: ProviderAdapter;
+    let adapter: ReturnType<typeof chatAdapterOf>;
     const make = (overrides: Partial<DeploymentSettings['timeouts']> = {}, maxConnections = 8) =>
-      adapterCase.factory.create(settingsFor(adapterCase.params(upstream.origin), overrides, maxConnections));
+      chatAdapterOf(
+        adapterCase.factory.create(
+          settingsFor(adapterCase.params(upstream.origin), overrides, maxConnections),
+        ),
+      );
 
     beforeAll(async () => {
       upstream = await FakeOpenAiServer.start();

@@ -12,6 +12,7 @@ import type { ChatRequest } from '../../src/canonical/chat-request.ts';
 import type { ChatCompletion } from '../../src/canonical/chat-response.ts';
 import type {
   AttemptContext,
+  ChatCapability,
   CompletionResult,
   ProviderAdapter,
 } from '../../src/providers/provider-adapter.ts';
@@ -26,7 +27,9 @@ export type Step =
   /** Streams: fail after this many chunks. */
   | { kind: 'break'; after: number };
 
-export class ScriptedAdapter implements ProviderAdapter {
+export class ScriptedAdapter implements ProviderAdapter, ChatCapability {
+  /** Serves the text endpoints (the chat capability is the adapter itself). */
+  readonly chat: ChatCapability = this;
   readonly calls: ChatRequest[] = [];
   private readonly steps: Step[];
   private readonly fallback: Step;

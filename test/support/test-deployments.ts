@@ -3,9 +3,11 @@ import type { ProviderAdapter } from '../../src/providers/provider-adapter.ts';
 import type { Deployment, ModelGroup } from '../../src/routing/model-registry.ts';
 
 const idleAdapter: ProviderAdapter = {
-  complete: () => Promise.reject(new Error('not used')),
-  stream: () => {
-    throw new Error('not used');
+  chat: {
+    complete: () => Promise.reject(new Error('not used')),
+    stream: () => {
+      throw new Error('not used');
+    },
   },
   close: async () => {},
 };

@@ -9,13 +9,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StreamChunk } from '../../src/canonical/chat-chunk.ts';
 import type { ChatRequest } from '../../src/canonical/chat-request.ts';
 import type { Usage } from '../../src/canonical/usage.ts';
-import type {
-  DeploymentSettings,
-  ProviderAdapter,
-  ProviderFactory,
-} from '../../src/providers/provider-adapter.ts';
+import type { DeploymentSettings, ProviderFactory } from '../../src/providers/provider-adapter.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { settingsFor } from './provider-adapter-suite.ts';
+import { chatAdapterOf, settingsFor } from './provider-adapter-suite.ts';
 
 export interface RecordedNativeRequest {
   method: string;
@@ -168,9 +164,9 @@ function finishReasons(chunks: StreamChunk[]): unknown[] {
 export function runTranslatingAdapterSuite(adapterCase: TranslatingAdapterCase): void {
   describe(`translating ProviderAdapter conformance: ${adapterCase.name}`, () => {
     let upstream: FakeNativeUpstream;
-    let adapter: ProviderAdapter;
+    let adapter: ReturnType<typeof chatAdapterOf>;
     const make = (overrides: Partial<DeploymentSettings['timeouts']> = {}) =>
-      adapterCase.factory.create(settingsFor(adapterCase.params(upstream.origin), overrides));
+      chatAdapterOf(adapterCase.factory.create(settingsFor(adapterCase.params(upstream.origin), overrides)));
 
     beforeAll(async () => {
       upstream = await adapterCase.startUpstream();

@@ -9,6 +9,7 @@ import type { Usage } from '../../canonical/usage.ts';
 import type { Endpoint } from '../openai/openai-compatible-adapter.ts';
 import type {
   AttemptContext,
+  ChatCapability,
   CompletionResult,
   DeploymentSettings,
   ProviderAdapter,
@@ -49,7 +50,9 @@ export interface NativeStreamEvent {
   usage?: Usage;
 }
 
-export class AnthropicAdapter implements ProviderAdapter {
+export class AnthropicAdapter implements ProviderAdapter, ChatCapability {
+  /** Serves the text endpoints (the chat capability is the adapter itself). */
+  readonly chat: ChatCapability = this;
   private readonly endpoint: Endpoint;
   private readonly settings: DeploymentSettings;
   private readonly pool: UpstreamPool;

@@ -7,6 +7,7 @@ import type { StreamChunk } from '../../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../../canonical/chat-request.ts';
 import type {
   AttemptContext,
+  ChatCapability,
   CompletionResult,
   DeploymentSettings,
   ProviderAdapter,
@@ -35,7 +36,9 @@ import { toConverseRequest } from './to-converse-request.ts';
 
 const EVENT_STREAM = 'application/vnd.amazon.eventstream';
 
-export class BedrockAdapter implements ProviderAdapter {
+export class BedrockAdapter implements ProviderAdapter, ChatCapability {
+  /** Serves the text endpoints (the chat capability is the adapter itself). */
+  readonly chat: ChatCapability = this;
   private readonly settings: DeploymentSettings;
   private readonly endpoint: BedrockEndpoint;
   private readonly pool: UpstreamPool;

@@ -12,6 +12,7 @@ import type { Usage } from '../../canonical/usage.ts';
 import { newId } from '../../lib/random.ts';
 import {
   type AttemptContext,
+  type ChatCapability,
   type CompletionResult,
   type DeploymentSettings,
   type ProviderAdapter,
@@ -21,7 +22,9 @@ import { classifyStatus, UpstreamError } from '../upstream-error.ts';
 import { type FakeSettings, readFakeSettings } from './fake-settings.ts';
 import { fakeToolTurn } from './fake-tool-calls.ts';
 
-export class FakeAdapter implements ProviderAdapter {
+export class FakeAdapter implements ProviderAdapter, ChatCapability {
+  /** Serves the text endpoints (the chat capability is the adapter itself). */
+  readonly chat: ChatCapability = this;
   private readonly model: string;
   private readonly settings: FakeSettings;
 

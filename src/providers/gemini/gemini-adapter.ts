@@ -8,6 +8,7 @@ import type { ChatRequest } from '../../canonical/chat-request.ts';
 import { withDefaults } from '../openai/request-defaults.ts';
 import type {
   AttemptContext,
+  ChatCapability,
   CompletionResult,
   DeploymentSettings,
   ProviderAdapter,
@@ -22,7 +23,9 @@ import { GEMINI_REQUEST_DEFAULT_PARAMS, type GeminiEndpoint, geminiEndpoint } fr
 import { geminiChunks } from './gemini-stream.ts';
 import { toGeminiRequest } from './to-gemini-request.ts';
 
-export class GeminiAdapter implements ProviderAdapter {
+export class GeminiAdapter implements ProviderAdapter, ChatCapability {
+  /** Serves the text endpoints (the chat capability is the adapter itself). */
+  readonly chat: ChatCapability = this;
   private readonly endpoint: GeminiEndpoint;
   private readonly settings: DeploymentSettings;
   private readonly pool: UpstreamPool;

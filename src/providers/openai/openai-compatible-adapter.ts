@@ -9,6 +9,7 @@ import type { ChatRequest } from '../../canonical/chat-request.ts';
 import type { ChatCompletion } from '../../canonical/chat-response.ts';
 import type {
   AttemptContext,
+  ChatCapability,
   CompletionResult,
   DeploymentSettings,
   ProviderAdapter,
@@ -36,7 +37,9 @@ export interface Endpoint {
   headers: Readonly<Record<string, string>>;
 }
 
-export class OpenAiCompatibleAdapter implements ProviderAdapter {
+export class OpenAiCompatibleAdapter implements ProviderAdapter, ChatCapability {
+  /** Serves the text endpoints (the chat capability is the adapter itself). */
+  readonly chat: ChatCapability = this;
   private readonly endpoint: Endpoint;
   private readonly settings: DeploymentSettings;
   private readonly pool: UpstreamPool;
