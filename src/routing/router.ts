@@ -12,9 +12,10 @@ import type { RouterSettings } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { AttemptContext, ChatCapability, CompletionResult } from '../providers/provider-adapter.ts';
+import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
 import { classifyTransportError, LocalFailure, UpstreamError } from '../providers/upstream-error.ts';
 import type { CapacitySignal } from './capacity-signal.ts';
+import { chatOf, withUpstreamModel } from './deployment-calls.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
 import type { FallbackEventLog } from './fallback-events.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from './model-registry.ts';
@@ -357,13 +358,6 @@ export class Router {
   }
 }
 
-/** The chat capability of a deployment (the registry refuses text groups whose adapter lacks it). */
-function chatOf(deployment: Deployment): ChatCapability {
-  const chat = deployment.adapter.chat;
-  if (!chat) throw new LocalFailure(new Error(`deployment ${deployment.id} serves no chat`));
-  return chat;
-}
-
 function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, milliseconds);
@@ -374,22 +368,6 @@ function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): Promise<
       resolve();
     }
   });
-}
-
-/**
- * The upstream sees its own model name; everything else the caller sent goes through unchanged. A
- * wildcard deployment (`model: openai/*` in group `openai/*`) sends the part of the requested name
- * that the group's `*` matched, never a literal `*`.
- */
-function withUpstreamModel(request: ChatRequest, deployment: Deployment): ChatRequest {
-  return { ...request, model: upstreamModelOf(request.model, deployment) };
-}
-
-/** The model name a deployment sends upstream for a request of `requestedModel` (wildcards filled in). */
-export function upstreamModelOf(requestedModel: string, deployment: Deployment): string {
-  const upstream = deployment.config.params.model;
-  if (!upstream.includes('*') || !deployment.modelName.endsWith('*')) return upstream;
-  return upstream.replace('*', requestedModel.slice(deployment.modelName.length - 1));
 }
 
 function fits(group: ModelGroup, promptTokenEstimate: number): boolean {

@@ -1,0 +1,31 @@
+/**
+ * What a call to one deployment is made of: its chat capability (the registry refuses text groups whose
+ * adapter lacks it) and the model name it sends upstream (a wildcard group's `*` filled in).
+ */
+import type { ChatRequest } from '../canonical/chat-request.ts';
+import type { ChatCapability } from '../providers/provider-adapter.ts';
+import { LocalFailure } from '../providers/upstream-error.ts';
+import type { Deployment } from './model-registry.ts';
+
+/** The chat capability of a deployment (the registry refuses text groups whose adapter lacks it). */
+export function chatOf(deployment: Deployment): ChatCapability {
+  const chat = deployment.adapter.chat;
+  if (!chat) throw new LocalFailure(new Error(`deployment ${deployment.id} serves no chat`));
+  return chat;
+}
+
+/**
+ * The upstream sees its own model name; everything else the caller sent goes through unchanged. A
+ * wildcard deployment (`model: openai/*` in group `openai/*`) sends the part of the requested name
+ * that the group's `*` matched, never a literal `*`.
+ */
+export function withUpstreamModel(request: ChatRequest, deployment: Deployment): ChatRequest {
+  return { ...request, model: upstreamModelOf(request.model, deployment) };
+}
+
+/** The model name a deployment sends upstream for a request of `requestedModel` (wildcards filled in). */
+export function upstreamModelOf(requestedModel: string, deployment: Deployment): string {
+  const upstream = deployment.config.params.model;
+  if (!upstream.includes('*') || !deployment.modelName.endsWith('*')) return upstream;
+  return upstream.replace('*', requestedModel.slice(deployment.modelName.length - 1));
+}
