@@ -1,12 +1,12 @@
 /**
  * The audit entry is part of the change (issue 12): when it cannot be written the change is rolled
  * back with 503 audit_log_unavailable. A database trigger refuses every audit insert, on SQLite and
- * PostgreSQL, as invalidation-queue-failure.test.ts does for the invalidation queue.
+ * PostgreSQL, as the spend tests do for the telemetry tables.
  */
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { availableBackends } from '../support/available-backends.ts';
 import type { Backend } from '../support/backends.ts';
+import { refuseInserts } from '../support/database-outage.ts';
 import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
 
 describe.each(await availableBackends())('audit write failure on %s', (_name, makeBackend) => {
@@ -19,21 +19,7 @@ describe.each(await availableBackends())('audit write failure on %s', (_name, ma
     expect((await gateway.admin('POST', '/ui/api/teams', { team_id: 'team-a', rpm_limit: 10 })).status).toBe(
       201,
     );
-    const { db } = gateway.gateway.database;
-    if (backend.schema) {
-      await sql
-        .raw(
-          `create function refuse_audit() returns trigger language plpgsql as $$ begin raise exception 'audit is down'; end $$;
-           create trigger refuse_audit before insert on audit_log for each row execute function refuse_audit();`,
-        )
-        .execute(db);
-    } else {
-      await sql
-        .raw(
-          `create trigger refuse_audit before insert on audit_log begin select raise(abort, 'audit is down'); end`,
-        )
-        .execute(db);
-    }
+    await refuseInserts(gateway.gateway.database.db, backend.schema !== undefined, 'audit_log');
   });
   afterAll(async () => {
     await gateway?.close();

@@ -55,13 +55,13 @@ const request: ChatRequest = {
 
 const context = () => ({ signal: new AbortController().signal, requestId: 'req-1' });
 
-async function collect(stream: AsyncIterable<StreamChunk>): Promise<StreamChunk[]> {
+export async function collect(stream: AsyncIterable<StreamChunk>): Promise<StreamChunk[]> {
   const chunks: StreamChunk[] = [];
   for await (const chunk of stream) chunks.push(chunk);
   return chunks;
 }
 
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
+export async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
   try {
     await promise;
   } catch (error) {
@@ -226,7 +226,7 @@ export function runProviderAdapterSuite(adapterCase: AdapterCase): void {
   });
 }
 
-async function waitUntil(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+export async function waitUntil(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
   const started = Date.now();
   while (!condition()) {
     if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');

@@ -10,8 +10,7 @@ import type { StreamChunk } from '../../src/canonical/chat-chunk.ts';
 import type { ChatRequest } from '../../src/canonical/chat-request.ts';
 import type { Usage } from '../../src/canonical/usage.ts';
 import type { DeploymentSettings, ProviderFactory } from '../../src/providers/provider-adapter.ts';
-import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { chatAdapterOf, settingsFor } from './provider-adapter-suite.ts';
+import { chatAdapterOf, collect, failure, settingsFor, waitUntil } from './provider-adapter-suite.ts';
 
 export interface RecordedNativeRequest {
   method: string;
@@ -136,22 +135,6 @@ const weatherSchema = {
 };
 
 const context = () => ({ signal: new AbortController().signal, requestId: 'req-1' });
-
-async function collect(stream: AsyncIterable<StreamChunk>): Promise<StreamChunk[]> {
-  const chunks: StreamChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return chunks;
-}
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof UpstreamError) return error;
-    throw error;
-  }
-  throw new Error('expected an UpstreamError');
-}
 
 function streamedText(chunks: StreamChunk[]): string {
   return chunks.map((chunk) => chunk.chunk.choices[0]?.delta.content ?? '').join('');
@@ -350,12 +333,4 @@ export function runTranslatingAdapterSuite(adapterCase: TranslatingAdapterCase):
       await waitUntil(() => upstream.requests[0]!.aborted);
     });
   });
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
