@@ -24,6 +24,7 @@ import { createMetrics } from './observability/metrics.ts';
 import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
+import { ModalityPipeline } from './proxy/modality-pipeline.ts';
 import { ResponseCache } from './proxy/response-cache.ts';
 import { TextPipeline } from './proxy/text-pipeline.ts';
 import { DeploymentHealth } from './routing/deployment-health.ts';
@@ -208,6 +209,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       maxIterations: general.mcp_tool_loop_max_iterations,
     }),
   });
+  const modalities = new ModalityPipeline({
+    registry,
+    router,
+    metrics,
+    admission,
+    capacity,
+    requestTimeoutMs: general.request_timeout_seconds * 1000,
+    accounting: spend.accounting,
+  });
   const app = await buildApp({
     config,
     logger,
@@ -220,6 +230,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     audit: new AuditRepository(database.db),
     registry,
     text,
+    modalities,
     routing: {
       registry,
       health,

@@ -1,4 +1,5 @@
 /** The price of every deployment (model_info overrides over the bundled table) and the cost of an attempt's usage. */
+import type { BilledUnits } from '../canonical/modalities.ts';
 import type { Usage } from '../canonical/usage.ts';
 import type { Config, ModelDeploymentConfig, ModelInfo } from '../config/config.ts';
 import { hasPriceTable, tablePrices } from './price-table.ts';
@@ -43,7 +44,12 @@ export class PriceBook {
   }
 
   /** USD of one provider attempt's usage; null when usage or the price is unknown. Cached prompt tokens at the cached rate, cache-creation tokens at the creation rate (input rate when absent), reasoning tokens inside completion_tokens priced at the output rate unless a reasoning rate is set. `upstreamModel` prices a wildcard deployment (`model: "*"`) by the model the caller named. */
-  costOf(deploymentId: string, usage: Usage | undefined, upstreamModel?: string): number | null {
+  costOf(
+    deploymentId: string,
+    usage: Usage | undefined,
+    upstreamModel?: string,
+    _units?: BilledUnits,
+  ): number | null {
     if (usage === undefined) return null;
     const deployment = this.#deployments.get(deploymentId);
     if (deployment === undefined) return null;

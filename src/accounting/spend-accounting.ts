@@ -20,6 +20,7 @@ export interface PipelineAccounting {
     deploymentId: string,
     usage: Parameters<PriceBook['costOf']>[1],
     upstreamModel: string,
+    units?: Parameters<PriceBook['costOf']>[3],
   ): number | null;
   writer: SpendWriter;
   metrics: Metrics;
@@ -78,7 +79,8 @@ export function createSpendAccounting(deps: {
     : [];
   return {
     accounting: {
-      costOf: (deploymentId, usage, upstreamModel) => book.costOf(deploymentId, usage, upstreamModel),
+      costOf: (deploymentId, usage, upstreamModel, units) =>
+        book.costOf(deploymentId, usage, upstreamModel, units),
       writer,
       metrics,
       now: () => clock.now(),

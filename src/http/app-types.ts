@@ -18,6 +18,7 @@ import type { McpServices } from '../mcp/mcp-services.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Readiness } from '../observability/readiness.ts';
+import type { ModalityPipeline } from '../proxy/modality-pipeline.ts';
 import type { TextPipeline } from '../proxy/text-pipeline.ts';
 import type { ReportSources } from '../routing/deployment-report.ts';
 import type { FallbackEventLog } from '../routing/fallback-events.ts';
@@ -48,6 +49,8 @@ export interface AppDependencies {
   registry: ModelRegistry;
   /** The pipeline behind every text endpoint. */
   text: TextPipeline;
+  /** The pipeline behind the embeddings, images, audio and rerank endpoints. */
+  modalities: ModalityPipeline;
   routing: ReportSources & { events: FallbackEventLog };
   mcp: McpServices;
   /** Where cached answers live, for the admin purge (DELETE /ui/api/cache). */

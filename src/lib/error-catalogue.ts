@@ -61,13 +61,20 @@ export const errors = {
       message: `The request body is not valid JSON (${detail}). Send a JSON object with Content-Type: application/json.`,
     });
   },
-  wrongEndpointForModel(model: string, mode: string, endpoint: string): GatewayError {
+  wrongEndpointForModel(
+    model: string,
+    mode: string,
+    endpoint: string,
+    serves: string,
+    endpointOfMode: string | undefined,
+  ): GatewayError {
+    const next = endpointOfMode ? `Call ${endpointOfMode} for it.` : `No endpoint serves ${mode} models yet.`;
     return new GatewayError({
       status: 400,
       type: ErrorType.invalidRequest,
       code: ErrorCode.wrongEndpointForModel,
       param: 'model',
-      message: `Model '${model}' is a ${mode} model (model_info.mode); ${endpoint} serves text-generation models (chat, completion, responses). Call the ${mode} endpoint for it.`,
+      message: `Model '${model}' is a ${mode} model (model_info.mode); ${endpoint} serves ${serves} models. ${next}`,
     });
   },
   tooManyFailedAuthentications(retryAfter: number): GatewayError {

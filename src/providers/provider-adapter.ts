@@ -6,6 +6,18 @@
 import type { StreamChunk } from '../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
+import type {
+  EmbeddingRequest,
+  EmbeddingResult,
+  ImageRequest,
+  ImageResult,
+  RerankRequest,
+  RerankResult,
+  SpeechRequest,
+  SpeechResult,
+  TranscriptionRequest,
+  TranscriptionResult,
+} from '../canonical/modalities.ts';
 
 export interface AttemptContext {
   /** Aborts the upstream call: the caller left, the attempt timed out or the request deadline passed. */
@@ -44,20 +56,60 @@ export interface ChatCapability {
   stream(request: ChatRequest, context: AttemptContext): AsyncIterable<StreamChunk>;
 }
 
+/** Embeddings: every input's vector in input order. Throws UpstreamError. */
+export interface EmbeddingsCapability {
+  embed(request: EmbeddingRequest, context: AttemptContext): Promise<EmbeddingResult>;
+}
+
+/** Image generation. Throws UpstreamError. */
+export interface ImagesCapability {
+  generate(request: ImageRequest, context: AttemptContext): Promise<ImageResult>;
+}
+
+/**
+ * Text to speech. Resolves once the upstream answered with audio; the audio iterator throws
+ * UpstreamError. The router pulls the first chunk before it commits, as for chat streams.
+ */
+export interface SpeechCapability {
+  speak(request: SpeechRequest, context: AttemptContext): Promise<SpeechResult>;
+}
+
+/** Speech to text; the upload is streamed from its spooled file on each attempt. Throws UpstreamError. */
+export interface TranscriptionCapability {
+  transcribe(request: TranscriptionRequest, context: AttemptContext): Promise<TranscriptionResult>;
+}
+
+/** Reranking documents against a query. Throws UpstreamError. */
+export interface RerankCapability {
+  rerank(request: RerankRequest, context: AttemptContext): Promise<RerankResult>;
+}
+
 /**
  * A deployment's adapter declares what it serves through optional capabilities: `chat` for the text
- * endpoints today; embeddings, rerank, speech and transcription join as capabilities of their own.
- * A group whose mode needs a capability its adapter lacks is refused at start.
+ * endpoints, and one capability per other endpoint. A group whose mode needs a capability its adapter
+ * lacks is refused at start.
  */
 export interface ProviderAdapter {
   readonly chat?: ChatCapability;
+  readonly embeddings?: EmbeddingsCapability;
+  readonly images?: ImagesCapability;
+  readonly speech?: SpeechCapability;
+  readonly transcription?: TranscriptionCapability;
+  readonly rerank?: RerankCapability;
   /** Closes pooled connections. */
   close(): Promise<void>;
 }
 
+export type Capability = keyof Omit<ProviderAdapter, 'close'>;
+
 /** The `model_info.mode` values each capability serves (LiteLLM's names). */
-export const CAPABILITY_MODES: Readonly<Record<keyof Omit<ProviderAdapter, 'close'>, readonly string[]>> = {
+export const CAPABILITY_MODES: Readonly<Record<Capability, readonly string[]>> = {
   chat: ['chat', 'completion', 'responses'],
+  embeddings: ['embedding'],
+  images: ['image_generation'],
+  speech: ['audio_speech'],
+  transcription: ['audio_transcription'],
+  rerank: ['rerank'],
 };
 
 /** What a factory needs to build an adapter for one deployment. */

@@ -4,13 +4,15 @@
  * for a connection fails at once with nothing sent), streams the body as Buffers with back-pressure
  * (pause/resume) instead of a Readable per response, and aborts the socket when the caller goes away.
  */
+import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 
 export interface UpstreamCall {
   dispatcher: Dispatcher;
   path: string;
   headers: Record<string, string>;
-  body: string;
+  /** JSON text, or a streamed body (undici pulls it as the socket drains). */
+  body: string | AsyncIterable<Uint8Array>;
   signal: AbortSignal;
   /** Longest wait for a pooled connection before anything is sent. */
   poolTimeoutMs: number;
@@ -126,7 +128,7 @@ class Exchange implements Dispatcher.DispatchHandler {
         method: 'POST',
         path: call.path,
         headers: call.headers,
-        body: call.body,
+        body: typeof call.body === 'string' ? call.body : Readable.from(call.body, { objectMode: false }),
         headersTimeout: call.headersTimeoutMs,
         bodyTimeout: call.bodyTimeoutMs,
       },

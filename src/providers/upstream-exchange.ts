@@ -15,7 +15,8 @@ export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 export interface OutgoingRequest {
   path: string;
   headers: Record<string, string>;
-  body: string;
+  /** JSON text, or a streamed body (a multipart upload read from its spooled file). */
+  body: string | AsyncIterable<Uint8Array>;
 }
 
 /** A well-formed answer that is not the provider's wire format (retryable: another deployment may do). */

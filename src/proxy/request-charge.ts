@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SpendWriter } from '../accounting/spend-writer.ts';
 import type { Caller } from '../canonical/caller.ts';
+import type { BilledUnits } from '../canonical/modalities.ts';
 import type { SpendRecord } from '../canonical/spend-record.ts';
 import type { Usage } from '../canonical/usage.ts';
 import type { AdmissionTicket } from '../limits/caller-admission.ts';
@@ -17,8 +18,16 @@ import type { CounterAdjustment } from '../store/shared/rate-limit-counters.ts';
 
 /** How a request is priced and where its record goes (absent: nothing is recorded). */
 export interface SpendAccounting {
-  /** USD of one provider call's usage on a deployment; null when the usage or price is unknown. */
-  costOf(deploymentId: string, usage: Usage | undefined, upstreamModel: string): number | null;
+  /**
+   * USD of one provider call's usage (tokens, and the non-token units of images, audio, rerank) on a
+   * deployment; null when the usage or a needed price is unknown.
+   */
+  costOf(
+    deploymentId: string,
+    usage: Usage | undefined,
+    upstreamModel: string,
+    units?: BilledUnits,
+  ): number | null;
   writer: SpendWriter;
   metrics: Metrics;
   now(): number;
@@ -71,8 +80,11 @@ export class RequestCharge {
     this.accounting = spend?.accounting;
   }
 
-  /** A provider call for this request answered, with this usage (undefined when the provider gave none). */
-  answered(deploymentId: string, usage: Usage | undefined, upstreamModel: string): void {
+  /**
+   * A provider call for this request answered, with this token usage (undefined when the provider gave
+   * none) and the non-token units it is billed by (an image call without token usage is still known).
+   */
+  answered(deploymentId: string, usage: Usage | undefined, upstreamModel: string, units?: BilledUnits): void {
     this.calls++;
     if (usage) {
       const tokens = this.tokens;
@@ -82,10 +94,10 @@ export class RequestCharge {
       tokens.reasoning += count(usage.completion_tokens_details?.reasoning_tokens);
       tokens.cached += count(usage.prompt_tokens_details?.cached_tokens);
       tokens.cacheCreation += count(usage.prompt_tokens_details?.cache_creation_tokens);
-    } else {
+    } else if (!units) {
       this.usageUnknown = true;
     }
-    const cost = this.accounting ? this.accounting.costOf(deploymentId, usage, upstreamModel) : null;
+    const cost = this.accounting ? this.accounting.costOf(deploymentId, usage, upstreamModel, units) : null;
     if (cost === null) this.unpriced = true;
     else this.cost += cost;
     this.adjustments.push(...this.deploymentCapacity.settlement(deploymentId, usage?.total_tokens));

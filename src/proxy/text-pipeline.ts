@@ -12,8 +12,7 @@ import type { StreamChunk } from '../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
 import type { Usage } from '../canonical/usage.ts';
-import { ErrorType, errors } from '../lib/error-catalogue.ts';
-import { GatewayError, withHeaders } from '../lib/gateway-error.ts';
+import { withHeaders } from '../lib/gateway-error.ts';
 import type { CallerAdmission } from '../limits/caller-admission.ts';
 import type { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -23,7 +22,8 @@ import type { Router, StartedStream } from '../routing/router.ts';
 import { upstreamFailure } from '../routing/upstream-failure.ts';
 import { answerFromCache } from './cached-answer.ts';
 import type { McpToolLoop } from './mcp-tool-loop.ts';
-import { RequestCharge, type SpendAccounting } from './request-charge.ts';
+import { admitRequest, deadlineExceeded, recordFinish, resolveGroup, statusOf } from './request-admission.ts';
+import type { RequestCharge, SpendAccounting } from './request-charge.ts';
 import type { CachePlan, ResponseCache } from './response-cache.ts';
 import { routingOf, SpendNotRecorded, settleOrFail, settleQuietly } from './settlement.ts';
 
@@ -61,9 +61,6 @@ export interface TextEndpoint {
   path: string;
 }
 
-/** `model_info.mode` values whose groups the text endpoints serve (all through the canonical chat model). */
-const TEXT_MODES: ReadonlySet<string> = new Set(['chat', 'completion', 'responses']);
-
 export interface TextPipelineOptions {
   registry: ModelRegistry;
   router: Router;
@@ -89,7 +86,7 @@ export class TextPipeline {
 
   async run(request: ChatRequest, context: TextContext, endpoint: TextEndpoint): Promise<TextOutcome> {
     const started = performance.now();
-    const group = this.resolve(request.model, context.caller, endpoint);
+    const group = resolveGroup(this.options.registry, request.model, context.caller, endpoint.path, 'chat');
     const { mcpTools, cache } = this.options;
     const usesMcp = mcpTools?.handles(request) === true;
     const plan = cache?.plan(request, context.caller, endpoint.path, context.headers, usesMcp);
@@ -123,47 +120,22 @@ export class TextPipeline {
     return { ...outcome, headers: charge.headers };
   }
 
-  private resolve(model: string, caller: Caller, endpoint: TextEndpoint): ModelGroup {
-    const group = this.options.registry.group(model);
-    if (!group) throw errors.modelNotFound(model);
-    if (!mayUseModel(caller, model)) throw errors.modelNotAllowed(model);
-    if (!TEXT_MODES.has(group.mode)) throw errors.wrongEndpointForModel(model, group.mode, endpoint.path);
-    return group;
-  }
-
-  private async admit(
+  private admit(
     request: ChatRequest,
     group: ModelGroup,
     context: TextContext,
     endpoint: TextEndpoint,
     started: number,
   ): Promise<RequestCharge> {
-    const { admission, capacity, accounting } = this.options;
-    const deploymentIds = capacity.enabled ? group.deployments.map((deployment) => deployment.id) : [];
-    try {
-      const ticket = await admission.admit({
-        caller: context.caller,
-        model: request.model,
-        tokenEstimate: Math.ceil(context.bodyBytes / 4),
-        requestId: context.requestId,
-        reads: capacity.readKeys(deploymentIds),
-      });
-      const spend = accounting && {
-        accounting,
-        request: {
-          requestId: context.requestId,
-          caller: context.caller,
-          model: request.model,
-          endpoint: endpoint.path,
-          stream: request.stream === true,
-          startedAt: started,
-        },
-      };
-      return new RequestCharge(ticket, capacity, deploymentIds, spend);
-    } catch (error) {
-      this.finish(request.model, statusOf(error), started);
-      throw error;
-    }
+    return admitRequest(this.options, group, {
+      caller: context.caller,
+      model: request.model,
+      endpoint: endpoint.path,
+      stream: request.stream === true,
+      requestId: context.requestId,
+      tokenEstimate: Math.ceil(context.bodyBytes / 4),
+      startedAt: started,
+    });
   }
 
   /** One provider call (with its retries and fallbacks) for an admitted request. */
@@ -332,21 +304,6 @@ export class TextPipeline {
   }
 
   private finish(model: string, status: number, startedAt: number): void {
-    const { metrics } = this.options;
-    metrics.requests.inc(model, String(status));
-    metrics.requestDuration.observe({ model }, (performance.now() - startedAt) / 1000);
+    recordFinish(this.options.metrics, model, status, startedAt);
   }
-}
-
-function statusOf(error: unknown): number {
-  return error instanceof GatewayError ? error.status : 500;
-}
-
-function deadlineExceeded(model: string, timeoutMs: number): GatewayError {
-  return new GatewayError({
-    status: 504,
-    type: ErrorType.timeout,
-    code: 'request_timeout',
-    message: `Model '${model}' did not answer within the request deadline (${Math.round(timeoutMs / 1000)} s, general_settings.request_timeout_seconds).`,
-  });
 }

@@ -2,16 +2,23 @@
  * What a call to one deployment is made of: its chat capability (the registry refuses text groups whose
  * adapter lacks it) and the model name it sends upstream (a wildcard group's `*` filled in).
  */
-import type { ChatRequest } from '../canonical/chat-request.ts';
-import type { ChatCapability } from '../providers/provider-adapter.ts';
+import type { Capability, ChatCapability, ProviderAdapter } from '../providers/provider-adapter.ts';
 import { LocalFailure } from '../providers/upstream-error.ts';
 import type { Deployment } from './model-registry.ts';
 
 /** The chat capability of a deployment (the registry refuses text groups whose adapter lacks it). */
 export function chatOf(deployment: Deployment): ChatCapability {
-  const chat = deployment.adapter.chat;
-  if (!chat) throw new LocalFailure(new Error(`deployment ${deployment.id} serves no chat`));
-  return chat;
+  return capabilityOf(deployment, 'chat');
+}
+
+/** A capability of a deployment; its absence is our own failure (the registry checks modes at start). */
+export function capabilityOf<K extends Capability>(
+  deployment: Deployment,
+  capability: K,
+): NonNullable<ProviderAdapter[K]> {
+  const served = deployment.adapter[capability];
+  if (!served) throw new LocalFailure(new Error(`deployment ${deployment.id} serves no ${capability}`));
+  return served as NonNullable<ProviderAdapter[K]>;
 }
 
 /**
@@ -19,7 +26,7 @@ export function chatOf(deployment: Deployment): ChatCapability {
  * wildcard deployment (`model: openai/*` in group `openai/*`) sends the part of the requested name
  * that the group's `*` matched, never a literal `*`.
  */
-export function withUpstreamModel(request: ChatRequest, deployment: Deployment): ChatRequest {
+export function withUpstreamModel<R extends { model: string }>(request: R, deployment: Deployment): R {
   return { ...request, model: upstreamModelOf(request.model, deployment) };
 }
 

@@ -38,8 +38,20 @@ describe('model registry capabilities', () => {
     ]);
   });
 
-  it('lists a group of a mode no capability serves yet, whatever its adapter declares', () => {
-    const registry = buildModelRegistry(config('embedding'), new ProviderRegistry([['silent', silent]]), 0);
-    expect(registry.group('m')?.mode).toBe('embedding');
+  it.each([
+    ['embedding', 'embeddings'],
+    ['image_generation', 'images'],
+    ['audio_speech', 'speech'],
+    ['audio_transcription', 'transcription'],
+    ['rerank', 'rerank'],
+  ])('refuses a %s group whose provider lacks the %s capability', (mode, capability) => {
+    expect(() =>
+      buildModelRegistry(config(mode), new ProviderRegistry([['silent', silent]]), 0),
+    ).toThrow(`'${mode}' needs the ${capability} capability, which provider 'silent' does not serve`);
+  });
+
+  it('lists a group of a mode no capability serves (moderation), whatever its adapter declares', () => {
+    const registry = buildModelRegistry(config('moderation'), new ProviderRegistry([['silent', silent]]), 0);
+    expect(registry.group('m')?.mode).toBe('moderation');
   });
 });

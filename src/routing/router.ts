@@ -90,11 +90,34 @@ export class Router {
     request: ChatRequest,
     context: RouteContext,
   ): Promise<Routed<CompletionResult>> {
+    return this.invoke(group, context, (deployment, attempt) =>
+      chatOf(deployment).complete(withUpstreamModel(request, deployment), attempt),
+    );
+  }
+
+  async stream(
+    group: ModelGroup,
+    request: ChatRequest,
+    context: RouteContext,
+  ): Promise<Routed<StartedStream>> {
+    const routed = await this.openStream(group, context, async (deployment, attempt) => ({
+      head: undefined,
+      items: chatOf(deployment).stream(withUpstreamModel(request, deployment), attempt),
+    }));
+    return { ...routed, value: { first: routed.value.first, rest: routed.value.rest } };
+  }
+
+  /** One answer from a deployment of the group (any capability), with retries and fallbacks. */
+  invoke<T>(
+    group: ModelGroup,
+    context: RouteContext,
+    call: (deployment: Deployment, attempt: AttemptContext) => Promise<T>,
+  ): Promise<Routed<T>> {
     const { health } = this.options;
     return this.execute(group, context, false, async (deployment, attempt) => {
       const started = performance.now();
       try {
-        const result = await chatOf(deployment).complete(withUpstreamModel(request, deployment), attempt);
+        const result = await call(deployment, attempt);
         health.succeeded(deployment.id, { latencyMs: performance.now() - started });
         return result;
       } finally {
@@ -103,15 +126,26 @@ export class Router {
     });
   }
 
-  stream(group: ModelGroup, request: ChatRequest, context: RouteContext): Promise<Routed<StartedStream>> {
+  /**
+   * A streamed answer (any capability): `open` starts the upstream call and returns what the answer
+   * says up front (`head`) and its items; the first item is pulled inside the attempt, so failures up
+   * to it can still be retried. The deployment stays busy until the rest ends.
+   */
+  openStream<H, C>(
+    group: ModelGroup,
+    context: RouteContext,
+    open: (deployment: Deployment, attempt: AttemptContext) => Promise<{ head: H; items: AsyncIterable<C> }>,
+  ): Promise<Routed<{ head: H; first: C; rest: AsyncIterator<C> }>> {
     const { health } = this.options;
     return this.execute(group, context, true, async (deployment, attempt) => {
       const started = performance.now();
-      const iterator = chatOf(deployment)
-        .stream(withUpstreamModel(request, deployment), attempt)
-        [Symbol.asyncIterator]();
-      let first: IteratorResult<StreamChunk>;
+      let iterator: AsyncIterator<C> | undefined;
+      let head: H;
+      let first: IteratorResult<C>;
       try {
+        const opened = await open(deployment, attempt);
+        head = opened.head;
+        iterator = opened.items[Symbol.asyncIterator]();
         first = await iterator.next();
         if (first.done)
           throw new UpstreamError({
@@ -121,7 +155,7 @@ export class Router {
           });
       } catch (error) {
         health.finished(deployment.id);
-        await iterator.return?.().catch(() => {});
+        await iterator?.return?.().catch(() => {});
         throw error;
       }
       const timeToFirstTokenMs = performance.now() - started;
@@ -136,7 +170,7 @@ export class Router {
         },
         onAbandon: () => health.finished(deployment.id),
       });
-      return { first: first.value, rest };
+      return { head, first: first.value, rest };
     });
   }
 

@@ -1,5 +1,4 @@
 /** Wraps a stream iterator so the router learns when it ends, fails or is abandoned by the caller. */
-import type { StreamChunk } from '../canonical/chat-chunk.ts';
 
 export interface StreamOutcomeHooks {
   onEnd(): void;
@@ -7,10 +6,7 @@ export interface StreamOutcomeHooks {
   onAbandon(): void;
 }
 
-export function trackStream(
-  inner: AsyncIterator<StreamChunk>,
-  hooks: StreamOutcomeHooks,
-): AsyncIterator<StreamChunk> {
+export function trackStream<C>(inner: AsyncIterator<C>, hooks: StreamOutcomeHooks): AsyncIterator<C> {
   let settled = false;
   const settle = (callback: () => void) => {
     if (settled) return;

@@ -1,5 +1,5 @@
 /**
- * Azure OpenAI: the OpenAI wire format at `<api_base>/openai/deployments/<deployment>/chat/completions`
+ * Azure OpenAI: the OpenAI wire format at `<api_base>/openai/deployments/<deployment>/<operation>`
  * with an `api-version` query parameter and the key in an `api-key` header. `params.model` is the
  * Azure deployment name.
  */
@@ -40,7 +40,11 @@ export const azureProvider: ProviderFactory = {
     // An Entra ID (Azure AD) token authenticates as a bearer token, as LiteLLM sends azure_ad_token.
     if (typeof params.azure_ad_token === 'string' && params.azure_ad_token)
       headers.authorization = `Bearer ${params.azure_ad_token}`;
-    const path = `${base.pathname.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(settings.model)}/chat/completions?api-version=${version}`;
-    return new OpenAiCompatibleAdapter({ origin: base.origin, path, headers }, settings);
+    const root = `${base.pathname.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(settings.model)}`;
+    const pathOf = (operation: string) => `${root}/${operation}?api-version=${version}`;
+    return new OpenAiCompatibleAdapter(
+      { origin: base.origin, path: pathOf('chat/completions'), pathOf, headers },
+      settings,
+    );
   },
 };

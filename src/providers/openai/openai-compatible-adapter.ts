@@ -15,41 +15,25 @@ import type {
   ProviderAdapter,
 } from '../provider-adapter.ts';
 import type { UpstreamResponse } from '../send-upstream.ts';
-import {
-  expectStream,
-  protocolError,
-  readJsonAnswer,
-  sendRequest,
-  withFirstChunkDeadline,
-} from '../upstream-exchange.ts';
-import { UpstreamPool } from '../upstream-pool.ts';
+import { expectStream, protocolError, readJsonAnswer, withFirstChunkDeadline } from '../upstream-exchange.ts';
 import { classifyErrorResponse } from './openai-errors.ts';
 import { openAiChunks } from './openai-stream.ts';
+import { type OpenAiEndpoint, OpenAiTransport } from './openai-transport.ts';
 import { requestDefaults, withDefaults } from './request-defaults.ts';
 
-/** Where and how to reach one deployment. */
-export interface Endpoint {
-  /** `https://host:port`. */
-  origin: string;
-  /** Path of the chat-completions call, with any query string. */
-  path: string;
-  /** Authentication and extra headers sent on every call. */
-  headers: Readonly<Record<string, string>>;
-}
+export type { Endpoint } from './openai-transport.ts';
 
 export class OpenAiCompatibleAdapter implements ProviderAdapter, ChatCapability {
   /** Serves the text endpoints (the chat capability is the adapter itself). */
   readonly chat: ChatCapability = this;
-  private readonly endpoint: Endpoint;
+  private readonly transport: OpenAiTransport;
   private readonly settings: DeploymentSettings;
-  private readonly pool: UpstreamPool;
   /** Request fields the deployment sets when the caller does not (computed once). */
   private readonly defaults: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(endpoint: Endpoint, settings: DeploymentSettings) {
-    this.endpoint = endpoint;
+  constructor(endpoint: OpenAiEndpoint, settings: DeploymentSettings) {
+    this.transport = new OpenAiTransport(endpoint, settings);
     this.settings = settings;
-    this.pool = new UpstreamPool(endpoint.origin, settings);
     this.defaults = requestDefaults(settings.params);
   }
 
@@ -73,21 +57,15 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter, ChatCapability 
   }
 
   close(): Promise<void> {
-    return this.pool.close();
+    return this.transport.close();
   }
 
   private send(request: ChatRequest, context: AttemptContext, streaming: boolean): Promise<UpstreamResponse> {
     const body = JSON.stringify(withDefaults(request as unknown as Record<string, unknown>, this.defaults));
-    const headers = {
-      ...this.endpoint.headers,
-      ...context.forwardedHeaders,
-      'content-type': 'application/json',
-      accept: streaming ? 'text/event-stream' : 'application/json',
-    };
-    return sendRequest(
-      this.pool,
-      this.settings,
-      { path: this.endpoint.path, headers, body },
+    return this.transport.send(
+      'chat/completions',
+      { contentType: 'application/json', body },
+      streaming ? 'text/event-stream' : 'application/json',
       context,
       streaming,
     );

@@ -1,5 +1,5 @@
 /** Params of OpenAI-compatible deployments, and the endpoint they describe. */
-import type { Endpoint } from './openai-compatible-adapter.ts';
+import type { OpenAiEndpoint } from './openai-transport.ts';
 import { REQUEST_DEFAULT_PARAMS } from './request-defaults.ts';
 
 /** `headers` and LiteLLM's `extra_headers`, sent with every request of the deployment. */
@@ -46,23 +46,22 @@ export function validateOpenAiParams(
 }
 
 /**
- * The endpoint of an OpenAI-style server: `<api_base>/chat/completions`, bearer key, extra headers.
+ * The endpoint of an OpenAI-style server: `<api_base>/<operation>` (`chat/completions`, `embeddings` …),
+ * bearer key, extra headers.
  * `pathOfBareServer` is added when `api_base` has no path of its own (`http://localhost:11434`).
  */
 export function openAiEndpoint(
   params: Readonly<Record<string, unknown>>,
   defaultApiBase: string,
   pathOfBareServer?: string,
-): Endpoint {
+): OpenAiEndpoint {
   const base = new URL(String(params.api_base ?? defaultApiBase));
   if (pathOfBareServer && (base.pathname === '/' || base.pathname === '')) base.pathname = pathOfBareServer;
   const headers = extraHeaders(params);
   if (typeof params.api_key === 'string' && params.api_key)
     headers.authorization = `Bearer ${params.api_key}`;
   if (typeof params.organization === 'string') headers['openai-organization'] = params.organization;
-  return {
-    origin: base.origin,
-    path: `${base.pathname.replace(/\/+$/, '')}/chat/completions${base.search}`,
-    headers,
-  };
+  const root = base.pathname.replace(/\/+$/, '');
+  const pathOf = (operation: string) => `${root}/${operation}${base.search}`;
+  return { origin: base.origin, path: pathOf('chat/completions'), pathOf, headers };
 }

@@ -1,0 +1,135 @@
+/**
+ * The steps every proxied request shares, whatever its endpoint: find the model group the caller may
+ * use and check that the endpoint serves its mode, admit the request against the caller's limits (and
+ * read deployment usage for routing), and record the request's status and duration when it ends.
+ */
+import { type Caller, mayUseModel } from '../canonical/caller.ts';
+import { ErrorType, errors } from '../lib/error-catalogue.ts';
+import { GatewayError } from '../lib/gateway-error.ts';
+import type { CallerAdmission } from '../limits/caller-admission.ts';
+import type { DeploymentCapacity } from '../limits/deployment-capacity.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { CAPABILITY_MODES, type Capability } from '../providers/provider-adapter.ts';
+import type { ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
+import { RequestCharge, type SpendAccounting } from './request-charge.ts';
+
+/** The public endpoint of each capability, for "call X instead" messages. */
+const ENDPOINT_OF_CAPABILITY: Readonly<Record<Capability, string>> = {
+  chat: '/v1/chat/completions',
+  embeddings: '/v1/embeddings',
+  images: '/v1/images/generations',
+  speech: '/v1/audio/speech',
+  transcription: '/v1/audio/transcriptions',
+  rerank: '/v1/rerank',
+};
+
+/** What the endpoint of a capability serves, in words. */
+const SERVED: Readonly<Record<Capability, string>> = {
+  chat: 'text-generation (chat, completion, responses)',
+  embeddings: 'embedding',
+  images: 'image_generation',
+  speech: 'audio_speech',
+  transcription: 'audio_transcription',
+  rerank: 'rerank',
+};
+
+/**
+ * The group serving `model` for `caller` on an endpoint of `capability`: 404 for an unknown model, 403
+ * outside the caller's allow-list, 400 naming the right endpoint when the group's mode is another's.
+ */
+export function resolveGroup(
+  registry: ModelRegistry,
+  model: string,
+  caller: Caller,
+  endpoint: string,
+  capability: Capability,
+): ModelGroup {
+  const group = registry.group(model);
+  if (!group) throw errors.modelNotFound(model);
+  if (!mayUseModel(caller, model)) throw errors.modelNotAllowed(model);
+  if (!CAPABILITY_MODES[capability].includes(group.mode)) {
+    const owner = (Object.keys(CAPABILITY_MODES) as Capability[]).find((name) =>
+      CAPABILITY_MODES[name].includes(group.mode),
+    );
+    throw errors.wrongEndpointForModel(
+      model,
+      group.mode,
+      endpoint,
+      SERVED[capability],
+      owner && ENDPOINT_OF_CAPABILITY[owner],
+    );
+  }
+  return group;
+}
+
+export interface AdmissionParts {
+  admission: CallerAdmission;
+  capacity: DeploymentCapacity;
+  metrics: Metrics;
+  accounting?: SpendAccounting;
+}
+
+export interface AdmittedRequest {
+  caller: Caller;
+  model: string;
+  endpoint: string;
+  stream: boolean;
+  requestId: string;
+  /** Pessimistic token estimate for the rate limits (body bytes / 4; 1 for uploads). */
+  tokenEstimate: number;
+  /** performance.now() when the request started. */
+  startedAt: number;
+}
+
+/** Admits a request against its caller's limits; the charge settles it later. A refusal is recorded and thrown. */
+export async function admitRequest(
+  parts: AdmissionParts,
+  group: ModelGroup,
+  request: AdmittedRequest,
+): Promise<RequestCharge> {
+  const { admission, capacity, accounting } = parts;
+  const deploymentIds = capacity.enabled ? group.deployments.map((deployment) => deployment.id) : [];
+  try {
+    const ticket = await admission.admit({
+      caller: request.caller,
+      model: request.model,
+      tokenEstimate: request.tokenEstimate,
+      requestId: request.requestId,
+      reads: capacity.readKeys(deploymentIds),
+    });
+    const spend = accounting && {
+      accounting,
+      request: {
+        requestId: request.requestId,
+        caller: request.caller,
+        model: request.model,
+        endpoint: request.endpoint,
+        stream: request.stream,
+        startedAt: request.startedAt,
+      },
+    };
+    return new RequestCharge(ticket, capacity, deploymentIds, spend);
+  } catch (error) {
+    recordFinish(parts.metrics, request.model, statusOf(error), request.startedAt);
+    throw error;
+  }
+}
+
+/** Counts a finished request and its duration under its model. */
+export function recordFinish(metrics: Metrics, model: string, status: number, startedAt: number): void {
+  metrics.requests.inc(model, String(status));
+  metrics.requestDuration.observe({ model }, (performance.now() - startedAt) / 1000);
+}
+
+export function statusOf(error: unknown): number {
+  return error instanceof GatewayError ? error.status : 500;
+}
+
+export function deadlineExceeded(model: string, timeoutMs: number): GatewayError {
+  return new GatewayError({
+    status: 504,
+    type: ErrorType.timeout,
+    code: 'request_timeout',
+    message: `Model '${model}' did not answer within the request deadline (${Math.round(timeoutMs / 1000)} s, general_settings.request_timeout_seconds).`,
+  });
+}
