@@ -2,8 +2,10 @@
 import type { BilledUnits } from '../canonical/modalities.ts';
 import type { Usage } from '../canonical/usage.ts';
 import type { Config, ModelDeploymentConfig, ModelInfo } from '../config/config.ts';
+import { callCost } from './call-cost.ts';
+import { priceWarning } from './price-modes.ts';
 import { hasPriceTable, tablePrices } from './price-table.ts';
-import { type ModelPrices, tokenCost } from './token-cost.ts';
+import type { ModelPrices } from './token-cost.ts';
 
 export type { ModelPrices } from './token-cost.ts';
 
@@ -12,7 +14,7 @@ const WILDCARD_MEMORY = 1024;
 
 interface Deployment {
   provider: string;
-  /** The deployment's own price (overrides over the table); undefined when unknown or priced per call. */
+  /** The deployment's own price (overrides over the table); undefined when no rate is known or priced per call. */
   prices: ModelPrices | undefined;
   /** Set for a wildcard deployment without base_model: the table is read by the model the caller named. */
   wildcard?: { overrides: Partial<ModelPrices> };
@@ -26,15 +28,16 @@ export class PriceBook {
     this.#deployments = deployments;
   }
 
-  /** Prices of every deployment: model_info overrides, else the table by model_info.base_model when set, else by (provider, model); `warnings` names each deployment without a known price. */
+  /** Prices of every deployment: model_info overrides, else the table by model_info.base_model when set, else by (provider, model); `warnings` names each deployment without a price its mode can use. */
   static fromConfig(config: Config): { book: PriceBook; warnings: string[] } {
     const deployments = new Map<string, Deployment>();
     const warnings: string[] = [];
     config.model_list.forEach((entry, index) => {
       const deployment = priceDeployment(entry);
       deployments.set(entry.model_info.id, deployment);
-      if (deployment.prices === undefined && !(deployment.wildcard && hasPriceTable(deployment.provider)))
-        warnings.push(unknownPriceWarning(entry, index));
+      const fromTable = deployment.wildcard !== undefined && hasPriceTable(deployment.provider);
+      const warning = priceWarning(entry, index, deployment.prices, fromTable);
+      if (warning !== undefined) warnings.push(warning);
     });
     return { book: new PriceBook(deployments), warnings };
   }
@@ -43,14 +46,14 @@ export class PriceBook {
     return this.#deployments.get(deploymentId)?.prices;
   }
 
-  /** USD of one provider attempt's usage; null when usage or the price is unknown. Cached prompt tokens at the cached rate, cache-creation tokens at the creation rate (input rate when absent), reasoning tokens inside completion_tokens priced at the output rate unless a reasoning rate is set. `upstreamModel` prices a wildcard deployment (`model: "*"`) by the model the caller named. */
+  /** USD of one provider attempt: its billed units (images, audio seconds, searches, characters) when each has a rate, else its tokens (call-cost.ts); null when neither usage nor units are known, or a needed price is unknown. `upstreamModel` prices a wildcard deployment (`model: "*"`) by the model the caller named. */
   costOf(
     deploymentId: string,
     usage: Usage | undefined,
     upstreamModel?: string,
-    _units?: BilledUnits,
+    units?: BilledUnits,
   ): number | null {
-    if (usage === undefined) return null;
+    if (usage === undefined && units === undefined) return null;
     const deployment = this.#deployments.get(deploymentId);
     if (deployment === undefined) return null;
     const prices =
@@ -58,7 +61,7 @@ export class PriceBook {
       (deployment.wildcard && upstreamModel !== undefined
         ? this.#wildcardPricesOf(deploymentId, deployment, upstreamModel)
         : undefined);
-    return prices === undefined ? null : tokenCost(prices, usage);
+    return prices === undefined ? null : callCost(prices, usage, units);
   }
 
   #wildcardPricesOf(deploymentId: string, deployment: Deployment, model: string): ModelPrices | undefined {
@@ -93,7 +96,7 @@ function baseModelPrices(provider: string, baseModel: string): ModelPrices | und
   return slash > 0 ? tablePrices(baseModel.slice(0, slash), baseModel.slice(slash + 1)) : undefined;
 }
 
-/** LiteLLM's model_info cost keys. */
+/** LiteLLM's model_info cost keys (input_cost_per_image is its per input image rate: no call counts input images). */
 function overridesOf(info: Readonly<ModelInfo>): Partial<ModelPrices> {
   const overrides: Partial<ModelPrices> = {};
   const fields: ReadonlyArray<[keyof ModelPrices, number | undefined]> = [
@@ -102,21 +105,22 @@ function overridesOf(info: Readonly<ModelInfo>): Partial<ModelPrices> {
     ['cachedInputPerToken', info.cache_read_input_token_cost],
     ['cacheCreationPerToken', info.cache_creation_input_token_cost],
     ['reasoningPerToken', info.output_cost_per_reasoning_token],
-    ['perImage', info.input_cost_per_image],
+    ['perImage', info.output_cost_per_image],
     ['perAudioSecond', info.input_cost_per_second],
     ['perRerankSearch', info.input_cost_per_query],
+    ['perCharacter', info.input_cost_per_character],
   ];
   for (const [field, value] of fields) if (value !== undefined) Object.assign(overrides, { [field]: value });
   return overrides;
 }
 
-/** The table's prices with the file's overrides on top; a price needs an input and an output rate. */
+/** The table's prices with the file's overrides on top; undefined when no rate at all is known. */
 function withOverrides(
   table: ModelPrices | undefined,
   overrides: Partial<ModelPrices>,
 ): ModelPrices | undefined {
   const merged = { ...table, ...overrides };
-  if (merged.inputPerToken === undefined || merged.outputPerToken === undefined) return undefined;
+  if (Object.keys(merged).every((key) => key === 'tiers')) return undefined;
   // A token rate set in the file is flat: the table's long-context tiers would contradict it.
   const flat =
     overrides.inputPerToken !== undefined ||
@@ -125,11 +129,4 @@ function withOverrides(
     overrides.cacheCreationPerToken !== undefined;
   const { tiers, ...rest } = merged;
   return flat || tiers === undefined ? (rest as ModelPrices) : { ...(rest as ModelPrices), tiers };
-}
-
-function unknownPriceWarning(entry: ModelDeploymentConfig, index: number): string {
-  const { provider, model } = entry.params;
-  const named =
-    entry.model_info.base_model === undefined ? model : `base_model ${entry.model_info.base_model}`;
-  return `model_list[${index}] (deployment ${entry.model_info.id}, ${provider}/${named}): no known price, so its cost is recorded as null; set model_info.input_cost_per_token and output_cost_per_token, or model_info.base_model to a model the price table knows`;
 }

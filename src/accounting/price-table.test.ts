@@ -1,5 +1,6 @@
+import { findProvider } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
-import { hasPriceTable, tablePrices } from './price-table.ts';
+import { hasPriceTable, TABLE_PROVIDERS, tablePrices } from './price-table.ts';
 import type { ModelPrices } from './token-cost.ts';
 
 /** USD per million tokens, rounded past float noise, for readable expectations. */
@@ -89,5 +90,67 @@ describe('the bundled price table', () => {
     expect(tablePrices('hosted_vllm', 'gpt-4o')).toBeUndefined();
     expect(hasPriceTable('hosted_vllm')).toBe(false);
     expect(tablePrices('fake', 'anything')).toEqual({ inputPerToken: 0, outputPerToken: 0 });
+  });
+});
+
+describe('the bundled price table for non-token endpoints', () => {
+  it('prices OpenAI whisper-1 per second of audio, and gpt-image-1 per token (its images are output tokens)', () => {
+    expect(tablePrices('openai', 'whisper-1')?.perAudioSecond).toBeCloseTo(0.006 / 60, 12);
+    const image = tablePrices('openai', 'gpt-image-1');
+    expect(image).toMatchObject({ inputPerToken: 5e-6, outputPerToken: 40e-6 });
+    expect(image?.perImage).toBeUndefined();
+  });
+
+  it('has no per-image or per-character prices: DALL·E and tts-1 are absent, gpt-4o-mini-tts is priced per token', () => {
+    expect(tablePrices('openai', 'dall-e-3')).toBeUndefined();
+    expect(tablePrices('openai', 'tts-1')).toBeUndefined();
+    expect(tablePrices('openai', 'gpt-4o-mini-tts')?.perCharacter).toBeUndefined();
+  });
+
+  // A package update that adds a billing unit (per image, per character …) fails here until it is read
+  // in price-table.ts or listed below with the reason it is not.
+  it('reads every kind of price the table has, or knows why not', () => {
+    const read = [
+      'input_mtok',
+      'output_mtok',
+      'cache_read_mtok',
+      'cache_write_mtok',
+      'output_reasoning_mtok',
+      'audio_hours',
+      'input_audio_hours',
+      'rerank_searches_kcount',
+    ];
+    const notRead = [
+      // Token kinds the canonical usage does not tell apart (priced at the plain token rates).
+      'input_audio_mtok',
+      'output_audio_mtok',
+      'cache_audio_read_mtok',
+      'input_image_mtok',
+      'output_image_mtok',
+      'cache_image_read_mtok',
+      'input_video_mtok',
+      'output_video_mtok',
+      'output_citation_mtok',
+      'cache_write_1h_mtok',
+      // Charges of features the gateway does not meter: tool calls, per-request fees, OCR pages, realtime voice.
+      'web_searches_kcount',
+      'storage_searches_kcount',
+      'requests_kcount',
+      'input_document_kpages',
+      'input_annotated_document_kpages',
+      'input_text_messages_kcount',
+    ];
+    const known = new Set([...read, ...notRead]);
+    const unknown = new Set<string>();
+    for (const providerId of new Set(Object.values(TABLE_PROVIDERS))) {
+      for (const model of findProvider({ providerId })?.models ?? []) {
+        const variants = Array.isArray(model.prices)
+          ? model.prices.map((variant) => variant.prices)
+          : [model.prices];
+        for (const price of variants)
+          for (const key of Object.keys(price)) if (!known.has(key)) unknown.add(key);
+      }
+    }
+    expect([...unknown]).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import type { ModelPrices, PriceTier } from './token-cost.ts';
 export const PRICE_TABLE_SOURCE = '@pydantic/genai-prices (https://github.com/pydantic/genai-prices)';
 
 /** Our provider names (LiteLLM's) → the table's provider ids; a provider not listed has no table prices. */
-const TABLE_PROVIDERS: Readonly<Record<string, string>> = {
+export const TABLE_PROVIDERS: Readonly<Record<string, string>> = {
   openai: 'openai',
   azure: 'azure',
   anthropic: 'anthropic',

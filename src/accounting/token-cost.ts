@@ -10,16 +10,20 @@ export interface PriceTier {
   cacheCreationPerToken?: number;
 }
 
-/** USD per unit; absent fields are unknown. */
+/** USD per unit; absent fields are unknown (a model priced only per image or per character has no token rates). */
 export interface ModelPrices {
-  inputPerToken: number;
-  outputPerToken: number;
+  inputPerToken?: number;
+  outputPerToken?: number;
   cachedInputPerToken?: number;
   cacheCreationPerToken?: number;
   reasoningPerToken?: number;
+  /** Per generated image (LiteLLM's output_cost_per_image). */
   perImage?: number;
+  /** Per second of input audio (transcription). */
   perAudioSecond?: number;
   perRerankSearch?: number;
+  /** Per character of speech input. */
+  perCharacter?: number;
   /** Ascending by threshold; the whole prompt and answer are priced at the highest tier the prompt exceeds. */
   tiers?: readonly PriceTier[];
 }
@@ -28,8 +32,9 @@ export interface ModelPrices {
  * USD of one attempt's tokens. `prompt_tokens` includes cached and cache-creation tokens: those are
  * priced at their own rates (the input rate when a rate is unknown), the rest at the input rate.
  * Reasoning tokens are part of `completion_tokens`, priced at the output rate unless a reasoning rate is set.
+ * Null when tokens of a kind were used whose rate is unknown; a kind with no tokens needs no rate.
  */
-export function tokenCost(prices: ModelPrices, usage: Usage): number {
+export function tokenCost(prices: ModelPrices, usage: Usage): number | null {
   const rates = ratesFor(prices, usage.prompt_tokens);
   const details = usage.prompt_tokens_details;
   const cached = Math.min(count(details?.cached_tokens), usage.prompt_tokens);
@@ -39,17 +44,26 @@ export function tokenCost(prices: ModelPrices, usage: Usage): number {
     count(usage.completion_tokens_details?.reasoning_tokens),
     usage.completion_tokens,
   );
-  return (
-    uncached * rates.inputPerToken +
-    cached * (rates.cachedInputPerToken ?? rates.inputPerToken) +
-    creation * (rates.cacheCreationPerToken ?? rates.inputPerToken) +
-    (usage.completion_tokens - reasoning) * rates.outputPerToken +
-    reasoning * (prices.reasoningPerToken ?? rates.outputPerToken)
-  );
+  const parts: ReadonlyArray<[number, number | undefined]> = [
+    [uncached, rates.inputPerToken],
+    [cached, rates.cachedInputPerToken ?? rates.inputPerToken],
+    [creation, rates.cacheCreationPerToken ?? rates.inputPerToken],
+    [usage.completion_tokens - reasoning, rates.outputPerToken],
+    [reasoning, prices.reasoningPerToken ?? rates.outputPerToken],
+  ];
+  let cost = 0;
+  for (const [tokens, rate] of parts) {
+    if (tokens <= 0) continue;
+    if (rate === undefined) return null;
+    cost += tokens * rate;
+  }
+  return cost;
 }
 
-function ratesFor(prices: ModelPrices, promptTokens: number): Omit<PriceTier, 'aboveInputTokens'> {
-  let rates: Omit<PriceTier, 'aboveInputTokens'> = prices;
+type TokenRates = Partial<Omit<PriceTier, 'aboveInputTokens'>>;
+
+function ratesFor(prices: ModelPrices, promptTokens: number): TokenRates {
+  let rates: TokenRates = prices;
   for (const tier of prices.tiers ?? []) if (promptTokens > tier.aboveInputTokens) rates = tier;
   return rates;
 }

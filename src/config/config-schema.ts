@@ -69,9 +69,10 @@ export const ModelInfoSchema = Type.Object(
     cache_read_input_token_cost: Type.Optional(Price),
     cache_creation_input_token_cost: Type.Optional(Price),
     output_cost_per_reasoning_token: Type.Optional(Price),
-    input_cost_per_image: Type.Optional(Price),
+    output_cost_per_image: Type.Optional(Price),
     input_cost_per_second: Type.Optional(Price),
     input_cost_per_query: Type.Optional(Price),
+    input_cost_per_character: Type.Optional(Price),
     // The model whose table price applies (LiteLLM's convention for Azure deployment names).
     base_model: Type.Optional(Type.String({ minLength: 1 })),
     max_input_tokens: Type.Optional(PositiveInteger),

@@ -26,11 +26,14 @@ export interface ModelInfo {
   cache_read_input_token_cost?: number;
   cache_creation_input_token_cost?: number;
   output_cost_per_reasoning_token?: number;
-  input_cost_per_image?: number;
+  /** Per generated image. */
+  output_cost_per_image?: number;
   /** Per second of input audio. */
   input_cost_per_second?: number;
   /** Per rerank search. */
   input_cost_per_query?: number;
+  /** Per character of speech input. */
+  input_cost_per_character?: number;
   /** The model whose table price applies (an Azure deployment's underlying model). */
   base_model?: string;
   max_input_tokens?: number;

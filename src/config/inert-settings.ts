@@ -26,9 +26,10 @@ export const MODEL_INFO_READ = [
   'cache_read_input_token_cost',
   'cache_creation_input_token_cost',
   'output_cost_per_reasoning_token',
-  'input_cost_per_image',
+  'output_cost_per_image',
   'input_cost_per_second',
   'input_cost_per_query',
+  'input_cost_per_character',
   'base_model',
 ];
 
