@@ -15,22 +15,30 @@ import {
   type ChatCapability,
   type CompletionResult,
   type DeploymentSettings,
+  type EmbeddingsCapability,
   type ProviderAdapter,
   timeLeft,
 } from '../provider-adapter.ts';
 import { classifyStatus, UpstreamError } from '../upstream-error.ts';
+import { FakeEmbeddings } from './fake-embeddings.ts';
 import { type FakeSettings, readFakeSettings } from './fake-settings.ts';
 import { fakeToolTurn } from './fake-tool-calls.ts';
 
 export class FakeAdapter implements ProviderAdapter, ChatCapability {
   /** Serves the text endpoints (the chat capability is the adapter itself). */
   readonly chat: ChatCapability = this;
+  /** Deterministic vectors, so the demo configuration can answer /v1/embeddings. */
+  readonly embeddings: EmbeddingsCapability;
   private readonly model: string;
   private readonly settings: FakeSettings;
 
   constructor(deployment: DeploymentSettings) {
     this.model = deployment.model;
     this.settings = readFakeSettings(deployment.params);
+    this.embeddings = new FakeEmbeddings(this.model, async (context) => {
+      await this.waitForFirstByte(context);
+      this.maybeFail();
+    });
   }
 
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {

@@ -12,11 +12,17 @@ import type {
   ChatCapability,
   CompletionResult,
   DeploymentSettings,
+  EmbeddingsCapability,
+  ImagesCapability,
   ProviderAdapter,
+  RerankCapability,
 } from '../provider-adapter.ts';
 import type { UpstreamResponse } from '../send-upstream.ts';
 import { expectStream, protocolError, readJsonAnswer, withFirstChunkDeadline } from '../upstream-exchange.ts';
+import { OpenAiEmbeddings } from './openai-embeddings.ts';
 import { classifyErrorResponse } from './openai-errors.ts';
+import { OpenAiImages } from './openai-images.ts';
+import { OpenAiRerank, type RerankFormat } from './openai-rerank.ts';
 import { openAiChunks } from './openai-stream.ts';
 import { type OpenAiEndpoint, OpenAiTransport } from './openai-transport.ts';
 import { requestDefaults, withDefaults } from './request-defaults.ts';
@@ -26,6 +32,9 @@ export type { Endpoint } from './openai-transport.ts';
 export class OpenAiCompatibleAdapter implements ProviderAdapter, ChatCapability {
   /** Serves the text endpoints (the chat capability is the adapter itself). */
   readonly chat: ChatCapability = this;
+  readonly embeddings: EmbeddingsCapability;
+  readonly images: ImagesCapability;
+  readonly rerank: RerankCapability;
   private readonly transport: OpenAiTransport;
   private readonly settings: DeploymentSettings;
   /** Request fields the deployment sets when the caller does not (computed once). */
@@ -33,6 +42,9 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter, ChatCapability 
 
   constructor(endpoint: OpenAiEndpoint, settings: DeploymentSettings) {
     this.transport = new OpenAiTransport(endpoint, settings);
+    this.embeddings = new OpenAiEmbeddings(this.transport);
+    this.images = new OpenAiImages(this.transport);
+    this.rerank = new OpenAiRerank(this.transport, settings.params.rerank_format as RerankFormat | undefined);
     this.settings = settings;
     this.defaults = requestDefaults(settings.params);
   }

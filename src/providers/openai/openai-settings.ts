@@ -1,4 +1,5 @@
 /** Params of OpenAI-compatible deployments, and the endpoint they describe. */
+import { RERANK_PARAMS, rerankParamProblems } from './openai-rerank.ts';
 import type { OpenAiEndpoint } from './openai-transport.ts';
 import { REQUEST_DEFAULT_PARAMS } from './request-defaults.ts';
 
@@ -17,6 +18,7 @@ export const openAiParams = [
   'organization',
   'headers',
   'extra_headers',
+  ...RERANK_PARAMS,
   ...REQUEST_DEFAULT_PARAMS,
 ] as const;
 
@@ -24,7 +26,7 @@ export function validateOpenAiParams(
   params: Readonly<Record<string, unknown>>,
   requireApiBase: boolean,
 ): string[] {
-  const problems: string[] = [];
+  const problems: string[] = rerankParamProblems(params);
   if (requireApiBase && params.api_base === undefined)
     problems.push('api_base: is required for this provider (the server URL, e.g. http://127.0.0.1:8000/v1)');
   for (const key of ['api_key', 'organization'] as const) {

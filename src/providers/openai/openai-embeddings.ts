@@ -1,0 +1,100 @@
+/**
+ * Embeddings on an OpenAI-style deployment: the caller's request goes to `<base>/embeddings` as it came
+ * (model swapped by the router), and the answer is checked (one vector per input, in order) and kept as
+ * the upstream's JSON text when its encoding is the one the caller asked for. Servers that ignore
+ * `encoding_format: base64` and answer floats are converted by the wire encoder instead.
+ */
+import type { EmbeddingRequest, EmbeddingResponse, EmbeddingResult } from '../../canonical/modalities.ts';
+import type { Usage } from '../../canonical/usage.ts';
+import type { AttemptContext, EmbeddingsCapability } from '../provider-adapter.ts';
+import { protocolError } from '../upstream-exchange.ts';
+import type { OpenAiTransport } from './openai-transport.ts';
+
+export class OpenAiEmbeddings implements EmbeddingsCapability {
+  private readonly transport: OpenAiTransport;
+
+  constructor(transport: OpenAiTransport) {
+    this.transport = transport;
+  }
+
+  async embed(request: EmbeddingRequest, context: AttemptContext): Promise<EmbeddingResult> {
+    const { text, parsed } = await this.transport.postJson('embeddings', request, context);
+    const { response, ordered } = readEmbeddingResponse(parsed, vectorCount(request.input));
+    const usage = embeddingUsage(response.usage);
+    const wanted = request.encoding_format === 'base64' ? 'string' : 'object';
+    // The upstream's text goes to the caller only when it is already what the caller asked for.
+    const kept = ordered && response.data.every((item) => typeof item.embedding === wanted);
+    return { response, ...(usage ? { usage } : {}), ...(kept ? { json: text } : {}) };
+  }
+}
+
+/** Token usage of an embeddings call: prompt tokens only. */
+export function embeddingUsage(usage: EmbeddingResponse['usage']): Usage | undefined {
+  if (!usage) return undefined;
+  return { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
+}
+
+function vectorCount(input: EmbeddingRequest['input']): number {
+  if (typeof input === 'string') return 1;
+  return typeof input[0] === 'number' ? 1 : input.length;
+}
+
+/**
+ * An OpenAI embeddings answer, checked: a `data` list with one vector (floats, or base64 of float32) per
+ * input and distinct indexes, sorted by index (`ordered` tells whether it came so); usage kept when its
+ * counts are sane.
+ */
+export function readEmbeddingResponse(
+  value: unknown,
+  expected: number,
+): { response: EmbeddingResponse; ordered: boolean } {
+  const answer = value as { data?: unknown; model?: unknown; usage?: unknown } | null;
+  if (answer === null || typeof answer !== 'object' || !Array.isArray(answer.data))
+    throw protocolError('the upstream answer is not an embeddings list');
+  if (answer.data.length !== expected)
+    throw protocolError(`the upstream answered ${answer.data.length} embeddings for ${expected} inputs`);
+  const data = answer.data.map((item: unknown) => readItem(item, expected));
+  const ordered = data.every((item, position) => item.index === position);
+  if (!ordered) data.sort((a, b) => a.index - b.index);
+  if (data.some((item, position) => item.index !== position))
+    throw protocolError('the upstream answered duplicate embedding indexes');
+  const response: EmbeddingResponse = {
+    object: 'list',
+    data,
+    model: typeof answer.model === 'string' ? answer.model : '',
+  };
+  const usage = answer.usage as { prompt_tokens?: unknown; total_tokens?: unknown } | undefined;
+  if (usage && isCount(usage.prompt_tokens))
+    response.usage = {
+      prompt_tokens: usage.prompt_tokens,
+      total_tokens: isCount(usage.total_tokens) ? usage.total_tokens : usage.prompt_tokens,
+    };
+  return { response, ordered };
+}
+
+function readItem(value: unknown, count: number): EmbeddingResponse['data'][number] {
+  const item = value as { index?: unknown; embedding?: unknown } | null;
+  if (item === null || typeof item !== 'object')
+    throw protocolError('an upstream embedding is not an object');
+  const { index, embedding } = item;
+  if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= count)
+    throw protocolError('an upstream embedding has no valid index');
+  if (typeof embedding === 'string') {
+    if (!isFloat32Base64(embedding))
+      throw protocolError('an upstream embedding is not base64 of float32 values');
+  } else if (!Array.isArray(embedding) || !embedding.every((number) => typeof number === 'number')) {
+    throw protocolError('an upstream embedding is not a list of numbers');
+  }
+  return { object: 'embedding', index: index as number, embedding: embedding as number[] | string };
+}
+
+/** Padded base64 whose bytes are a whole number of float32 values. */
+function isFloat32Base64(text: string): boolean {
+  if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return false;
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return ((text.length / 4) * 3 - padding) % 4 === 0;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}
