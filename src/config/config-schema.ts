@@ -77,6 +77,13 @@ export const ModelInfoSchema = Type.Object(
     base_model: Type.Optional(Type.String({ minLength: 1 })),
     max_input_tokens: Type.Optional(PositiveInteger),
     owned_by: Type.Optional(Type.String()),
+    // Request values the deployment supplies when the caller leaves them out: a speech provider's voice.
+    default_params: Type.Optional(
+      Type.Object(
+        { voice_id: Type.Optional(Type.String({ minLength: 1 })) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   // model_info is descriptive metadata; LiteLLM configs carry many more keys (supports_vision …).
   { additionalProperties: true },

@@ -20,6 +20,8 @@ export const MODEL_INFO_READ = [
   'mode',
   'max_input_tokens',
   'owned_by',
+  // voice_id, read by speech providers (providers/elevenlabs/).
+  'default_params',
   // Prices, read by accounting/price-book.ts.
   'input_cost_per_token',
   'output_cost_per_token',

@@ -118,6 +118,8 @@ export interface DeploymentSettings {
   model: string;
   /** The deployment's params as configured (provider-specific keys included). */
   params: Readonly<Record<string, unknown>>;
+  /** `model_info.default_params`: request values the deployment supplies when the caller leaves them out. */
+  defaultParams?: Readonly<Record<string, unknown>>;
   timeouts: { connectMs: number; headersMs: number; streamIdleMs: number; totalMs: number; poolMs: number };
   maxConnections: number;
 }

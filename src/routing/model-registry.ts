@@ -178,6 +178,7 @@ function deploymentSettings(entry: ModelDeploymentConfig, router: RouterSettings
   return {
     model: entry.params.model,
     params: entry.params,
+    ...(entry.model_info.default_params ? { defaultParams: entry.model_info.default_params } : {}),
     timeouts: {
       connectMs: seconds(entry.params.connect_timeout ?? router.connect_timeout),
       headersMs: seconds(entry.params.timeout ?? router.timeout),

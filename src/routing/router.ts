@@ -10,6 +10,7 @@ import type { StreamChunk } from '../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { RouterSettings } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
+import { GatewayError } from '../lib/gateway-error.ts';
 import type { Random } from '../lib/random.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
@@ -264,6 +265,8 @@ export class Router {
           if (groupIndex === 0) this.recordContextFallback(context, contextFallbackFrom, group, deployment);
           return { value, deployment, modelGroup: group.name, attempts };
         } catch (error) {
+          // A caller mistake an adapter found before calling (no voice): not the deployment's fault.
+          if (error instanceof GatewayError) throw failed(error, attempts, deployment);
           const upstream = this.countFailure(deployment, error);
           if (upstream instanceof LocalFailure)
             throw failed(upstreamFailure(upstream, requested.name), attempts, deployment);
