@@ -1,11 +1,13 @@
 /**
  * A fake OpenAI-compatible upstream on 127.0.0.1:0: a real node:http server speaking the chat-completions
- * wire format (JSON and SSE, Azure's deployment paths too), driven by a typed scenario per request and
+ * wire format (JSON and SSE, Azure's deployment paths too) and, at their paths, embeddings, image
+ * generations and rerank (fake-openai-modalities.ts), driven by a typed scenario per request and
  * recording every request it received, so tests assert what the upstream saw as well as what the caller
  * got (STYLE convention 14).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
+import { answerModality } from './fake-openai-modalities.ts';
 import { LoopbackServer, type RecordedRequest, readBody, recordRequest } from './loopback-server.ts';
 
 export type Scenario =
@@ -18,6 +20,8 @@ export type Scenario =
       toolCalls?: ToolCallSpec[];
       /** Leave usage out of the answer (JSON) and the stream, as some servers do. */
       omitUsage?: boolean;
+      /** Embeddings: answer floats even when base64 was asked (servers that ignore encoding_format). */
+      ignoreEncoding?: boolean;
     }
   /** An error status with an OpenAI error body. */
   | {
@@ -83,11 +87,11 @@ export class FakeOpenAiServer {
     const recorded = recordRequest(request, await readBody(request), response);
     this.requests.push(recorded);
     const scenario = this.queue.shift() ?? this.defaultScenario;
-    await play(scenario, recorded.body ?? {}, response);
+    await play(scenario, recorded.body ?? {}, response, recorded.path);
   }
 }
 
-async function play(scenario: Scenario, body: any, response: ServerResponse): Promise<void> {
+async function play(scenario: Scenario, body: any, response: ServerResponse, path: string): Promise<void> {
   switch (scenario.kind) {
     case 'hang':
       return;
@@ -121,6 +125,7 @@ async function play(scenario: Scenario, body: any, response: ServerResponse): Pr
     }
     case 'answer':
       if (scenario.firstByteDelayMs) await delay(scenario.firstByteDelayMs);
+      if (answerModality(path, body, scenario, response)) return;
       if (body.stream) await stream(scenario, body, response);
       else respondJson(scenario, body, response);
   }
