@@ -265,7 +265,7 @@ export class Router {
           if (groupIndex === 0) this.recordContextFallback(context, contextFallbackFrom, group, deployment);
           return { value, deployment, modelGroup: group.name, attempts };
         } catch (error) {
-          // A caller mistake an adapter found before calling (no voice): not the deployment's fault.
+          // A caller mistake the adapter recognised (no voice, an unknown one): not the deployment's fault.
           if (error instanceof GatewayError) throw failed(error, attempts, deployment);
           const upstream = this.countFailure(deployment, error);
           if (upstream instanceof LocalFailure)
