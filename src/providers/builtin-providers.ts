@@ -2,6 +2,7 @@
 import { anthropicProvider } from './anthropic/index.ts';
 import { azureProvider } from './azure/index.ts';
 import { bedrockProvider } from './bedrock/index.ts';
+import { cohereProvider } from './cohere/index.ts';
 import { elevenLabsProvider } from './elevenlabs/index.ts';
 import { fakeProvider } from './fake/index.ts';
 import { geminiProvider } from './gemini/index.ts';
@@ -15,6 +16,7 @@ export function builtinProviders(): ProviderRegistry {
     ['bedrock', bedrockProvider],
     ['gemini', geminiProvider],
     ['anthropic', anthropicProvider],
+    ['cohere', cohereProvider],
     ['elevenlabs', elevenLabsProvider],
     ...openAiCompatibleProviders(),
   ]);

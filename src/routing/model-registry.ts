@@ -128,7 +128,7 @@ export function buildModelRegistry(
     const needed = capabilityFor(mode);
     if (needed && !adapter[needed]) {
       issues.push(
-        `model_list[${index}].model_info.mode: '${mode}' needs the ${needed} capability, which provider '${entry.params.provider}' does not serve`,
+        `model_list[${index}].model_info.mode: '${mode}'${entry.model_info.mode === undefined ? ' (the default)' : ''} needs the ${needed} capability, which provider '${entry.params.provider}' does not serve${servedModes(adapter, entry.params.model)}`,
       );
       void adapter.close();
       return;
@@ -164,6 +164,14 @@ export function buildModelRegistry(
     })),
     Math.floor(now / 1000),
   );
+}
+
+/** What a deployment refused for its mode serves instead, for the start-up message (empty: nothing). */
+function servedModes(adapter: ProviderAdapter, model: string): string {
+  const modes = Object.entries(CAPABILITY_MODES)
+    .filter(([capability]) => adapter[capability as keyof typeof CAPABILITY_MODES])
+    .flatMap(([, served]) => served);
+  return modes.length === 0 ? '' : ` for model '${model}' (it serves model_info.mode ${modes.join(', ')})`;
 }
 
 /** The adapter capability that serves a model_info.mode, if any capability does yet. */

@@ -1,0 +1,224 @@
+/**
+ * One conformance suite for every embeddings capability that translates to a provider's own embedding
+ * API (cohere, gemini, bedrock Titan and Cohere-on-Bedrock; STYLE convention 13). Each provider brings a
+ * fake upstream that answers every text with `fakeVector(text)` (and, when the provider reports tokens,
+ * `fakeTokens(text)` of them), so order, batching, encoding, usage and failures are checked with one set
+ * of rules.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { EmbeddingRequest } from '../../src/canonical/modalities.ts';
+import { GatewayError } from '../../src/lib/gateway-error.ts';
+import type {
+  DeploymentSettings,
+  EmbeddingsCapability,
+  ProviderFactory,
+} from '../../src/providers/provider-adapter.ts';
+import type { RecordedRequest } from '../fakes/loopback-server.ts';
+import { failure, settingsFor, waitUntil } from './provider-adapter-suite.ts';
+
+/** What a fake embeddings upstream answers to one call besides its vectors (the default). */
+export type EmbeddingScenario =
+  /** The provider's native error shape; `secret` goes in its message, `retryAfterSeconds` in its retry hint. */
+  | { kind: 'error'; status: number; retryAfterSeconds?: number; secret?: string }
+  /** 200 with HTML instead of JSON. */
+  | { kind: 'garbage' }
+  /** Well-formed JSON of the provider's shape with one vector fewer than the texts of the call. */
+  | { kind: 'short-embeddings' }
+  /** Accepts the call and never answers. */
+  | { kind: 'hang' };
+
+export interface FakeEmbeddingsUpstream {
+  readonly origin: string;
+  readonly requests: RecordedRequest[];
+  enqueue(...scenarios: EmbeddingScenario[]): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface EmbeddingsAdapterCase {
+  name: string;
+  factory: ProviderFactory;
+  startUpstream(): Promise<FakeEmbeddingsUpstream>;
+  /** Params of a deployment served by the fake at `origin`. */
+  params(origin: string): Record<string, unknown>;
+  /** Checks method, path and authentication of one recorded call. */
+  expectEndpoint(seen: RecordedRequest): void;
+  /** The texts one recorded call carried. */
+  textsOf(seen: RecordedRequest): string[];
+  /** Most texts the adapter sends in one call. */
+  batchSize: number;
+  /** Whether the provider reports input tokens (else the answer carries no usage). */
+  reportsTokens: boolean;
+  /** Whether the provider's 429 carries a retry hint the adapter reads. */
+  sendsRetryAfter: boolean;
+}
+
+/** The vector the fakes answer for a text: exact in float32, different per text and position-free. */
+export function fakeVector(text: string): number[] {
+  return [text.length, (text.codePointAt(0) ?? 0) / 1024, 0.25];
+}
+
+/** The input tokens the fakes report for a text. */
+export function fakeTokens(text: string): number {
+  return text.split(' ').length + 1;
+}
+
+/** The decoded base64 of little-endian float32 values. */
+export function float32Values(base64: string): number[] {
+  const bytes = Buffer.from(base64, 'base64');
+  return Array.from({ length: bytes.length / 4 }, (_, index) => bytes.readFloatLE(index * 4));
+}
+
+const context = () => ({ signal: new AbortController().signal, requestId: 'req-embed' });
+
+async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof GatewayError) return error;
+    throw error;
+  }
+  throw new Error('expected a GatewayError');
+}
+
+export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): void {
+  describe(`embeddings capability conformance: ${adapterCase.name}`, () => {
+    let upstream: FakeEmbeddingsUpstream;
+    let embeddings: EmbeddingsCapability;
+    let close: () => Promise<void>;
+    const request = (input: EmbeddingRequest['input'], extra: Partial<EmbeddingRequest> = {}) => ({
+      model: String(adapterCase.params('http://127.0.0.1:1').model),
+      input,
+      ...extra,
+    });
+    const make = (overrides: Partial<DeploymentSettings['timeouts']> = {}) => {
+      const adapter = adapterCase.factory.create(settingsFor(adapterCase.params(upstream.origin), overrides));
+      if (!adapter.embeddings) throw new Error('the adapter declares no embeddings capability');
+      return { embeddings: adapter.embeddings, close: () => adapter.close() };
+    };
+
+    beforeAll(async () => {
+      upstream = await adapterCase.startUpstream();
+      ({ embeddings, close } = make());
+    });
+    afterAll(async () => {
+      await close?.();
+      await upstream?.close();
+    });
+    beforeEach(() => upstream.reset());
+
+    it('accepts its own params', () => {
+      expect(adapterCase.factory.validate(adapterCase.params('http://127.0.0.1:1'))).toEqual([]);
+    });
+
+    it('embeds a list of texts in input order, sending them to the right path with credentials', async () => {
+      const texts = ['first text', 'B', 'the third one'];
+      const { response, usage } = await embeddings.embed(request(texts), context());
+      expect(response.data.map((item) => item.index)).toEqual([0, 1, 2]);
+      expect(response.data.map((item) => item.embedding)).toEqual(texts.map(fakeVector));
+      expect(upstream.requests.flatMap((seen) => adapterCase.textsOf(seen))).toEqual(texts);
+      for (const seen of upstream.requests) adapterCase.expectEndpoint(seen);
+      const tokens = texts.reduce((sum, text) => sum + fakeTokens(text), 0);
+      if (adapterCase.reportsTokens) {
+        expect(usage).toEqual({ prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens });
+        expect(response.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+      } else {
+        expect(usage).toBeUndefined();
+        expect(response.usage).toBeUndefined();
+      }
+    });
+
+    it('embeds a single string as one input', async () => {
+      const { response } = await embeddings.embed(request('just one'), context());
+      expect(response.data).toEqual([{ object: 'embedding', index: 0, embedding: fakeVector('just one') }]);
+    });
+
+    it('splits more texts than one call takes into several calls, keeping input order', async () => {
+      const count = adapterCase.batchSize * 2 + 1;
+      const texts = Array.from({ length: count }, (_, index) => `${'x'.repeat(index % 7)}text ${index}`);
+      const { response } = await embeddings.embed(request(texts), context());
+      expect(upstream.requests).toHaveLength(3);
+      expect(response.data.map((item) => item.embedding)).toEqual(texts.map(fakeVector));
+      expect(response.data.map((item) => item.index)).toEqual(texts.map((_, index) => index));
+    });
+
+    it('answers base64 of little-endian float32 when the caller asks for base64', async () => {
+      const { response } = await embeddings.embed(
+        request(['alpha', 'beta'], { encoding_format: 'base64' }),
+        context(),
+      );
+      const decoded = response.data.map((item) => float32Values(item.embedding as string));
+      expect(decoded).toEqual([fakeVector('alpha'), fakeVector('beta')]);
+    });
+
+    it('refuses token arrays with a 400 naming input, without calling the upstream', async () => {
+      for (const input of [
+        [1, 2, 3],
+        [[1, 2], [3]],
+      ] as EmbeddingRequest['input'][]) {
+        const error = await refusal(embeddings.embed(request(input), context()));
+        expect(error).toMatchObject({ status: 400, param: 'input' });
+      }
+      expect(upstream.requests).toHaveLength(0);
+    });
+
+    it('classifies 5xx, 408 and 429 as retryable and 400, 401, 403, 404 as not', async () => {
+      for (const status of [500, 503, 408, 429]) {
+        upstream.enqueue({ kind: 'error', status });
+        expect((await failure(embeddings.embed(request(['a']), context()))).retryable, String(status)).toBe(
+          true,
+        );
+      }
+      for (const status of [400, 401, 403, 404]) {
+        upstream.enqueue({ kind: 'error', status });
+        const error = await failure(embeddings.embed(request(['a']), context()));
+        expect(error).toMatchObject({ kind: 'status', status, retryable: false });
+      }
+    });
+
+    it('reads the retry hint of a 429 and never relays the error body', async () => {
+      upstream.enqueue({ kind: 'error', status: 429, retryAfterSeconds: 7, secret: 'sk-upstream-leak' });
+      const error = await failure(embeddings.embed(request(['a']), context()));
+      expect(error).toMatchObject({ kind: 'status', status: 429, retryable: true });
+      if (adapterCase.sendsRetryAfter) expect(error.retryAfterMs).toBe(7_000);
+      expect(JSON.stringify({ ...error, message: error.message })).not.toContain('sk-upstream-leak');
+    });
+
+    it('treats an answer that is not the wire format, or misses a vector, as a protocol error', async () => {
+      upstream.enqueue({ kind: 'garbage' });
+      expect(await failure(embeddings.embed(request(['a', 'b']), context()))).toMatchObject({
+        kind: 'protocol',
+        retryable: true,
+      });
+      upstream.enqueue({ kind: 'short-embeddings' });
+      expect(await failure(embeddings.embed(request(['a', 'b']), context()))).toMatchObject({
+        kind: 'protocol',
+      });
+    });
+
+    it('fails the whole request when one of its calls fails', async () => {
+      const texts = Array.from({ length: adapterCase.batchSize + 1 }, (_, index) => `t${index}`);
+      upstream.enqueue({ kind: 'error', status: 500 });
+      const error = await failure(embeddings.embed(request(texts), context()));
+      expect(error).toMatchObject({ status: 500, retryable: true });
+    });
+
+    it('aborts the upstream call when the caller goes away', async () => {
+      upstream.enqueue({ kind: 'hang' });
+      const controller = new AbortController();
+      const pending = embeddings.embed(request(['a']), { signal: controller.signal, requestId: 'r' });
+      await waitUntil(() => upstream.requests.length === 1);
+      controller.abort();
+      expect((await failure(pending)).kind).toBe('aborted');
+      await waitUntil(() => upstream.requests[0]!.aborted);
+    });
+
+    it('times out an upstream that sends no headers, as a retryable timeout', async () => {
+      const impatient = make({ headersMs: 150, totalMs: 150 });
+      upstream.enqueue({ kind: 'hang' });
+      const error = await failure(impatient.embeddings.embed(request(['a']), context()));
+      expect(error).toMatchObject({ kind: 'timeout', retryable: true });
+      await impatient.close();
+    });
+  });
+}
