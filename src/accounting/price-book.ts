@@ -105,6 +105,8 @@ function overridesOf(info: Readonly<ModelInfo>): Partial<ModelPrices> {
     ['cachedInputPerToken', info.cache_read_input_token_cost],
     ['cacheCreationPerToken', info.cache_creation_input_token_cost],
     ['reasoningPerToken', info.output_cost_per_reasoning_token],
+    ['audioInputPerToken', info.input_cost_per_audio_token],
+    ['audioOutputPerToken', info.output_cost_per_audio_token],
     ['perImage', info.output_cost_per_image],
     ['perAudioSecond', info.input_cost_per_second],
     ['perRerankSearch', info.input_cost_per_query],

@@ -101,6 +101,18 @@ describe('the bundled price table for non-token endpoints', () => {
     expect(image?.perImage).toBeUndefined();
   });
 
+  it('reads audio token prices (gpt-4o-transcribe bills audio input tokens apart)', () => {
+    expect(perMillion(tablePrices('openai', 'gpt-4o-transcribe'))).toMatchObject({
+      inputPerToken: 2.5,
+      outputPerToken: 10,
+      audioInputPerToken: 6,
+    });
+    expect(perMillion(tablePrices('openai', 'gpt-audio'))).toMatchObject({
+      audioInputPerToken: 32,
+      audioOutputPerToken: 64,
+    });
+  });
+
   it('has no per-image or per-character prices: DALL·E and tts-1 are absent, gpt-4o-mini-tts is priced per token', () => {
     expect(tablePrices('openai', 'dall-e-3')).toBeUndefined();
     expect(tablePrices('openai', 'tts-1')).toBeUndefined();
@@ -116,14 +128,15 @@ describe('the bundled price table for non-token endpoints', () => {
       'cache_read_mtok',
       'cache_write_mtok',
       'output_reasoning_mtok',
+      'input_audio_mtok',
+      'output_audio_mtok',
       'audio_hours',
       'input_audio_hours',
       'rerank_searches_kcount',
     ];
     const notRead = [
       // Token kinds the canonical usage does not tell apart (priced at the plain token rates).
-      'input_audio_mtok',
-      'output_audio_mtok',
+      // Cached audio tokens are priced at the cached rate.
       'cache_audio_read_mtok',
       'input_image_mtok',
       'output_image_mtok',

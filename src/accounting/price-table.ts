@@ -68,6 +68,8 @@ function perUnit(price: ModelPrice): ModelPrices {
   assign(prices, 'cachedInputPerToken', token('cache_read_mtok'));
   assign(prices, 'cacheCreationPerToken', token('cache_write_mtok'));
   assign(prices, 'reasoningPerToken', token('output_reasoning_mtok'));
+  assign(prices, 'audioInputPerToken', token('input_audio_mtok'));
+  assign(prices, 'audioOutputPerToken', token('output_audio_mtok'));
   assign(prices, 'perAudioSecond', at(rate('input_audio_hours') ?? rate('audio_hours'), 3600));
   assign(prices, 'perRerankSearch', at(rate('rerank_searches_kcount'), 1000));
   const starts = [

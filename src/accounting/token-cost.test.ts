@@ -55,6 +55,25 @@ describe('tokenCost', () => {
     );
   });
 
+  it('prices audio tokens at the audio rates (gpt-4o-transcribe, gpt-audio), or the input and output rates when unknown', () => {
+    const audio: ModelPrices = { ...prices, audioInputPerToken: 40e-6, audioOutputPerToken: 80e-6 };
+    const spoken = usage(1000, 200, {
+      prompt_tokens_details: { cached_tokens: 100, audio_tokens: 600 },
+      completion_tokens_details: { reasoning_tokens: 20, audio_tokens: 150 },
+    });
+    expect(tokenCost(audio, spoken)).toBeCloseTo(
+      300 * 2e-6 + 600 * 40e-6 + 100 * 0.5e-6 + 30 * 10e-6 + 150 * 80e-6 + 20 * 10e-6,
+      12,
+    );
+    expect(tokenCost(prices, spoken)).toBeCloseTo(900 * 2e-6 + 100 * 0.5e-6 + 200 * 10e-6, 12);
+    // Never more audio tokens than the uncached prompt or the non-reasoning completion holds.
+    const odd = usage(100, 10, {
+      prompt_tokens_details: { cached_tokens: 50, audio_tokens: 90 },
+      completion_tokens_details: { reasoning_tokens: 5, audio_tokens: 90 },
+    });
+    expect(tokenCost(audio, odd)).toBeCloseTo(50 * 40e-6 + 50 * 0.5e-6 + 5 * 80e-6 + 5 * 10e-6, 12);
+  });
+
   it('prices the whole request at the long-context tier once the prompt exceeds its threshold', () => {
     const tiered: ModelPrices = {
       inputPerToken: 1e-6,

@@ -17,6 +17,9 @@ export interface ModelPrices {
   cachedInputPerToken?: number;
   cacheCreationPerToken?: number;
   reasoningPerToken?: number;
+  /** Audio tokens (`prompt_tokens_details.audio_tokens`, `completion_tokens_details.audio_tokens`). */
+  audioInputPerToken?: number;
+  audioOutputPerToken?: number;
   /** Per generated image (LiteLLM's output_cost_per_image). */
   perImage?: number;
   /** Per second of input audio (transcription). */
@@ -32,6 +35,7 @@ export interface ModelPrices {
  * USD of one attempt's tokens. `prompt_tokens` includes cached and cache-creation tokens: those are
  * priced at their own rates (the input rate when a rate is unknown), the rest at the input rate.
  * Reasoning tokens are part of `completion_tokens`, priced at the output rate unless a reasoning rate is set.
+ * Audio tokens (uncached prompt, and completion) are priced at the audio rates, else the input or output rate.
  * Null when tokens of a kind were used whose rate is unknown; a kind with no tokens needs no rate.
  */
 export function tokenCost(prices: ModelPrices, usage: Usage): number | null {
@@ -40,15 +44,17 @@ export function tokenCost(prices: ModelPrices, usage: Usage): number | null {
   const cached = Math.min(count(details?.cached_tokens), usage.prompt_tokens);
   const creation = Math.min(count(details?.cache_creation_tokens), usage.prompt_tokens - cached);
   const uncached = usage.prompt_tokens - cached - creation;
-  const reasoning = Math.min(
-    count(usage.completion_tokens_details?.reasoning_tokens),
-    usage.completion_tokens,
-  );
+  const audioIn = Math.min(count(details?.audio_tokens), uncached);
+  const completionDetails = usage.completion_tokens_details;
+  const reasoning = Math.min(count(completionDetails?.reasoning_tokens), usage.completion_tokens);
+  const audioOut = Math.min(count(completionDetails?.audio_tokens), usage.completion_tokens - reasoning);
   const parts: ReadonlyArray<[number, number | undefined]> = [
-    [uncached, rates.inputPerToken],
+    [uncached - audioIn, rates.inputPerToken],
+    [audioIn, prices.audioInputPerToken ?? rates.inputPerToken],
     [cached, rates.cachedInputPerToken ?? rates.inputPerToken],
     [creation, rates.cacheCreationPerToken ?? rates.inputPerToken],
-    [usage.completion_tokens - reasoning, rates.outputPerToken],
+    [usage.completion_tokens - reasoning - audioOut, rates.outputPerToken],
+    [audioOut, prices.audioOutputPerToken ?? rates.outputPerToken],
     [reasoning, prices.reasoningPerToken ?? rates.outputPerToken],
   ];
   let cost = 0;

@@ -132,15 +132,22 @@ describe('model_info unit price keys in the configuration', () => {
   const entry = (info: string) =>
     `model_list:\n  - { model_name: a, params: { provider: fake, model: a }, model_info: { ${info} } }\n`;
 
-  it('accepts output_cost_per_image and input_cost_per_character as read prices (no descriptive-key warning)', () => {
+  it('accepts the unit and audio-token price keys as read prices that reach the deployment’s price', () => {
     const config = parseConfig(
-      entry('output_cost_per_image: 0.04, input_cost_per_character: 0.000015'),
+      entry(
+        'id: a, output_cost_per_image: 0.04, input_cost_per_character: 0.000015, input_cost_per_audio_token: 0.00004, output_cost_per_audio_token: 0.00008',
+      ),
       options,
     );
     expect(config.warnings).toEqual([]);
-    expect(config.model_list[0]?.model_info).toMatchObject({
-      output_cost_per_image: 0.04,
-      input_cost_per_character: 0.000015,
+    expect(PriceBook.fromConfig(config).book.pricesOf('a')).toEqual({
+      // The fake provider's table price (free tokens), with the overrides on top.
+      inputPerToken: 0,
+      outputPerToken: 0,
+      perImage: 0.04,
+      perCharacter: 0.000015,
+      audioInputPerToken: 0.00004,
+      audioOutputPerToken: 0.00008,
     });
   });
 
@@ -150,6 +157,8 @@ describe('model_info unit price keys in the configuration', () => {
       'input_cost_per_character',
       'input_cost_per_second',
       'input_cost_per_query',
+      'input_cost_per_audio_token',
+      'output_cost_per_audio_token',
     ]) {
       for (const value of ['-0.01', '"cheap"']) {
         let issues: readonly string[] = [];

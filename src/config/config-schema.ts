@@ -69,6 +69,8 @@ export const ModelInfoSchema = Type.Object(
     cache_read_input_token_cost: Type.Optional(Price),
     cache_creation_input_token_cost: Type.Optional(Price),
     output_cost_per_reasoning_token: Type.Optional(Price),
+    input_cost_per_audio_token: Type.Optional(Price),
+    output_cost_per_audio_token: Type.Optional(Price),
     output_cost_per_image: Type.Optional(Price),
     input_cost_per_second: Type.Optional(Price),
     input_cost_per_query: Type.Optional(Price),

@@ -26,6 +26,9 @@ export interface ModelInfo {
   cache_read_input_token_cost?: number;
   cache_creation_input_token_cost?: number;
   output_cost_per_reasoning_token?: number;
+  /** Per audio token of the prompt and of the completion. */
+  input_cost_per_audio_token?: number;
+  output_cost_per_audio_token?: number;
   /** Per generated image. */
   output_cost_per_image?: number;
   /** Per second of input audio. */

@@ -28,6 +28,8 @@ export const MODEL_INFO_READ = [
   'cache_read_input_token_cost',
   'cache_creation_input_token_cost',
   'output_cost_per_reasoning_token',
+  'input_cost_per_audio_token',
+  'output_cost_per_audio_token',
   'output_cost_per_image',
   'input_cost_per_second',
   'input_cost_per_query',
