@@ -74,10 +74,12 @@ describe('PriceBook', () => {
     expect(book.costOf('any-claude', usage, 'not-a-claude')).toBeNull();
   });
 
-  it('costs the fake provider nothing, as a known price', () => {
+  it('costs the fake provider nothing, as a known price, in tokens and in every billed unit', () => {
     const { book } = build();
-    expect(book.pricesOf('demo')).toEqual({ inputPerToken: 0, outputPerToken: 0 });
+    expect(book.pricesOf('demo')).toMatchObject({ inputPerToken: 0, outputPerToken: 0 });
     expect(book.costOf('demo', usage)).toBe(0);
+    const units = { images: 2, audioSeconds: 3, searches: 1, characters: 40 };
+    expect(book.costOf('demo', undefined, 'demo', units)).toBe(0);
   });
 
   it('prices a provider the table lacks from model_info alone', () => {

@@ -89,7 +89,14 @@ describe('the bundled price table', () => {
     expect(tablePrices('openai', 'gpt-4o-banana')).toBeUndefined();
     expect(tablePrices('hosted_vllm', 'gpt-4o')).toBeUndefined();
     expect(hasPriceTable('hosted_vllm')).toBe(false);
-    expect(tablePrices('fake', 'anything')).toEqual({ inputPerToken: 0, outputPerToken: 0 });
+    expect(tablePrices('fake', 'anything')).toEqual({
+      inputPerToken: 0,
+      outputPerToken: 0,
+      perImage: 0,
+      perAudioSecond: 0,
+      perRerankSearch: 0,
+      perCharacter: 0,
+    });
   });
 });
 

@@ -26,8 +26,16 @@ const ROUTE_PREFIX = /^(?:converse|invoke|models)\//;
 /** Bedrock's geographic inference profiles cost what the model costs in-region (`global.` is priced apart). */
 const REGION_PREFIX = /^(?:us|eu|apac|jp|au|ca|us-gov)\./;
 
-/** Providers that answer locally, at no cost, whatever the model. */
+/** Providers that answer locally, at no cost, whatever the model and whatever the unit. */
 const FREE_PROVIDERS: ReadonlySet<string> = new Set(['fake']);
+const FREE: Readonly<ModelPrices> = {
+  inputPerToken: 0,
+  outputPerToken: 0,
+  perImage: 0,
+  perAudioSecond: 0,
+  perRerankSearch: 0,
+  perCharacter: 0,
+};
 
 export function hasPriceTable(provider: string): boolean {
   return Object.hasOwn(TABLE_PROVIDERS, provider) || FREE_PROVIDERS.has(provider);
@@ -35,7 +43,7 @@ export function hasPriceTable(provider: string): boolean {
 
 /** The table's prices of `model` at `provider` as of `at`, or undefined when the table does not know it. */
 export function tablePrices(provider: string, model: string, at: Date = new Date()): ModelPrices | undefined {
-  if (FREE_PROVIDERS.has(provider)) return { inputPerToken: 0, outputPerToken: 0 };
+  if (FREE_PROVIDERS.has(provider)) return { ...FREE };
   const providerId = TABLE_PROVIDERS[provider];
   if (providerId === undefined) return undefined;
   const id = model.trim().replace(ROUTE_PREFIX, '');

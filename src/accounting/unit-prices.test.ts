@@ -141,10 +141,12 @@ describe('model_info unit price keys in the configuration', () => {
     );
     expect(config.warnings).toEqual([]);
     expect(PriceBook.fromConfig(config).book.pricesOf('a')).toEqual({
-      // The fake provider's table price (free tokens), with the overrides on top.
+      // The fake provider's table price (free in every unit), with the overrides on top.
       inputPerToken: 0,
       outputPerToken: 0,
       perImage: 0.04,
+      perAudioSecond: 0,
+      perRerankSearch: 0,
       perCharacter: 0.000015,
       audioInputPerToken: 0.00004,
       audioOutputPerToken: 0.00008,
@@ -177,5 +179,18 @@ describe('model_info unit price keys in the configuration', () => {
     expect(parseConfig(entry('input_cost_per_image: 0.01'), options).warnings).toEqual([
       'model_info.input_cost_per_image (1 deployment) is not read by Switchboard: descriptive only',
     ]);
+  });
+});
+
+describe('the fake provider (tests, demos and the bench)', () => {
+  it('has a price for every mode, so a fake deployment of any mode starts without a price warning', () => {
+    const modes = ['chat', 'embedding', 'image_generation', 'audio_speech', 'audio_transcription', 'rerank'];
+    const yaml = `model_list:\n${modes
+      .map(
+        (mode) =>
+          `  - { model_name: ${mode}, params: { provider: fake, model: ${mode} }, model_info: { mode: ${mode} } }`,
+      )
+      .join('\n')}\n`;
+    expect(book(yaml).warnings).toEqual([]);
   });
 });
