@@ -100,11 +100,16 @@ describe('configuration loading', () => {
     expect(issues.some((issue) => issue.startsWith('router_settings.num_retries:'))).toBe(true);
   });
 
-  it('serves the demo model from the fake provider when there is no file', () => {
+  it('serves the demo model (and a demo embedding model) from the fake provider when there is no file', () => {
     const config = loadConfig({ path: undefined, env: {}, dataDir: '/data' });
     expect(config.source).toBe('embedded default');
     expect(config.model_list).toEqual([
       expect.objectContaining({ model_name: 'demo', params: { provider: 'fake', model: 'demo' } }),
+      expect.objectContaining({
+        model_name: 'demo-embedding',
+        params: { provider: 'fake', model: 'demo-embedding' },
+        model_info: expect.objectContaining({ mode: 'embedding' }),
+      }),
     ]);
     expect(config.general_settings.database_url).toBe(join('/data', 'switchboard.db'));
     expect(config.general_settings.redis_url).toBeUndefined();

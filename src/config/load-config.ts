@@ -45,6 +45,14 @@ model_list:
     model_info:
       id: demo-fake
       owned_by: switchboard
+  - model_name: demo-embedding
+    params:
+      provider: fake
+      model: demo-embedding
+    model_info:
+      id: demo-fake-embedding
+      owned_by: switchboard
+      mode: embedding
 `;
 
 export function loadConfig(options: LoadConfigOptions): Config {

@@ -7,6 +7,7 @@
 import { CohereClientV2 } from 'cohere-ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { embeddedDefaultYaml } from '../../src/config/load-config.ts';
 import { fakeVector } from '../../src/providers/fake/fake-embeddings.ts';
 import { fakeUpstreamVector } from '../fakes/fake-openai-modalities.ts';
 import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
@@ -192,6 +193,24 @@ model_list:
       expect(answer.meta?.billedUnits?.searchUnits).toBe(1);
       expect(upstream.requests[0]!.body).toMatchObject({ query: 'capital of Italy', top_n: 1 });
     });
+  });
+
+  it('the embedded default configuration (a fresh clone) answers embeddings on demo-embedding', async () => {
+    const demoBackend = sqliteBackend();
+    const demo = await startTestGateway({ backend: demoBackend, yaml: embeddedDefaultYaml });
+    try {
+      const client = new OpenAI({
+        apiKey: await demo.createKey(),
+        baseURL: `${demo.baseUrl}/v1`,
+        maxRetries: 0,
+      });
+      const answer = await client.embeddings.create({ model: 'demo-embedding', input: 'hello' });
+      expect(Array.from(answer.data[0]!.embedding)).toEqual(fakeVector('hello', 16));
+      expect((await client.models.list()).data.map((model) => model.id)).toEqual(['demo', 'demo-embedding']);
+    } finally {
+      await demo.close();
+      await demoBackend.cleanup();
+    }
   });
 
   describe('a model of another mode', () => {
