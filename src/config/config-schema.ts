@@ -42,8 +42,10 @@ export const ModelInfoSchema = Type.Object(
     id: Type.Optional(Type.String({ minLength: 1 })),
     rpm_limit: Type.Optional(NonNegativeInteger),
     tpm_limit: Type.Optional(NonNegativeInteger),
-    // LiteLLM's modes. Only chat groups are served today (/v1/chat/completions); the others are
-    // listed in /v1/models with their mode, and a chat request to them is a 400 naming the endpoint.
+    // LiteLLM's modes. chat, completion and responses groups serve the text endpoints; embedding,
+    // image_generation, audio_speech, audio_transcription and rerank groups serve their own endpoint
+    // (a provider without that capability is refused at start); the other modes are only listed in
+    // /v1/models. A request on another mode's endpoint is a 400 naming the group's endpoint.
     mode: Type.Optional(
       Type.Enum([
         'chat',
