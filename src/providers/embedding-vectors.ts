@@ -1,7 +1,7 @@
 /**
  * Embeddings for adapters whose provider has its own embedding API (Cohere, Gemini, Bedrock): the
  * texts of a canonical request, the checks of the vectors a provider answered, and the canonical
- * answer built from them in input order, as floats or as the base64 the caller asked for.
+ * answer built from them in input order.
  */
 import type { EmbeddingRequest, EmbeddingResult } from '../canonical/modalities.ts';
 import { errors } from '../lib/error-catalogue.ts';
@@ -62,16 +62,15 @@ export function inBatches<T>(items: readonly T[], size: number): T[][] {
 }
 
 /**
- * The canonical answer: one entry per input in input order, base64 of little-endian float32 when the
- * caller asked for `encoding_format: base64` (what the `openai` SDK asks for by default), and usage only
- * when the provider reported the prompt tokens (never estimated).
+ * The canonical answer: one float vector per input, in input order (the wire encoder writes base64 when
+ * the caller asked for it), and usage only when the provider reported the prompt tokens (never
+ * estimated).
  */
 export function embeddingResult(
   request: EmbeddingRequest,
   vectors: readonly number[][],
   promptTokens: number | undefined,
 ): EmbeddingResult {
-  const base64 = request.encoding_format === 'base64';
   const usage =
     promptTokens === undefined
       ? undefined
@@ -79,21 +78,10 @@ export function embeddingResult(
   return {
     response: {
       object: 'list',
-      data: vectors.map((vector, index) => ({
-        object: 'embedding' as const,
-        index,
-        embedding: base64 ? base64Floats(vector) : vector,
-      })),
+      data: vectors.map((embedding, index) => ({ object: 'embedding' as const, index, embedding })),
       model: request.model,
       ...(usage ? { usage: { prompt_tokens: usage.prompt_tokens, total_tokens: usage.total_tokens } } : {}),
     },
     ...(usage ? { usage } : {}),
   };
-}
-
-/** A vector as base64 of its little-endian float32 values (OpenAI's `encoding_format: base64`). */
-export function base64Floats(vector: readonly number[]): string {
-  const bytes = Buffer.alloc(vector.length * 4);
-  for (const [index, value] of vector.entries()) bytes.writeFloatLE(value, index * 4);
-  return bytes.toString('base64');
 }

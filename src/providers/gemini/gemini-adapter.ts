@@ -11,6 +11,7 @@ import type {
   ChatCapability,
   CompletionResult,
   DeploymentSettings,
+  EmbeddingsCapability,
   ProviderAdapter,
 } from '../provider-adapter.ts';
 import type { UpstreamResponse } from '../send-upstream.ts';
@@ -18,6 +19,7 @@ import { classifyTransportError } from '../upstream-error.ts';
 import { expectStream, readJsonAnswer, sendRequest, withFirstChunkDeadline } from '../upstream-exchange.ts';
 import { UpstreamPool } from '../upstream-pool.ts';
 import { fromGeminiResponse, type ResponseIdentity } from './from-gemini-response.ts';
+import { GeminiEmbeddings } from './gemini-embeddings.ts';
 import { classifyGeminiErrorResponse } from './gemini-errors.ts';
 import { GEMINI_REQUEST_DEFAULT_PARAMS, type GeminiEndpoint, geminiEndpoint } from './gemini-settings.ts';
 import { geminiChunks } from './gemini-stream.ts';
@@ -26,6 +28,8 @@ import { toGeminiRequest } from './to-gemini-request.ts';
 export class GeminiAdapter implements ProviderAdapter, ChatCapability {
   /** Serves the text endpoints (the chat capability is the adapter itself). */
   readonly chat: ChatCapability = this;
+  /** batchEmbedContents, over the same pool. */
+  readonly embeddings: EmbeddingsCapability;
   private readonly endpoint: GeminiEndpoint;
   private readonly settings: DeploymentSettings;
   private readonly pool: UpstreamPool;
@@ -36,6 +40,9 @@ export class GeminiAdapter implements ProviderAdapter, ChatCapability {
     this.endpoint = geminiEndpoint(settings.params, settings.model);
     this.pool = new UpstreamPool(this.endpoint.origin, settings);
     this.defaults = requestDefaults(settings.params);
+    this.embeddings = new GeminiEmbeddings(settings, this.pool, (model) =>
+      model === settings.model ? this.endpoint : geminiEndpoint(settings.params, model),
+    );
   }
 
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {

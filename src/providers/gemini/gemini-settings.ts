@@ -1,5 +1,6 @@
 /** Params of a `gemini` deployment (Google AI Studio / Gemini API), their checks and the endpoint they describe. */
 import { extraHeaders } from '../openai/openai-settings.ts';
+import { TASK_TYPE_EXPECTED, taskTypeOf } from './gemini-embedding-settings.ts';
 
 export const DEFAULT_GEMINI_API_BASE = 'https://generativelanguage.googleapis.com';
 
@@ -19,6 +20,7 @@ export const geminiParams = [
   'api_key',
   'headers',
   'extra_headers',
+  'task_type',
   ...GEMINI_REQUEST_DEFAULT_PARAMS,
 ] as const;
 
@@ -55,6 +57,7 @@ const checks: ReadonlyArray<readonly [key: string, check: Check, expected: strin
   ['max_completion_tokens', isPositiveInteger, 'an integer ≥ 1'],
   ['stop', isStop, 'a string or a list of strings'],
   ['seed', Number.isInteger, 'an integer'],
+  ['task_type', (value) => taskTypeOf(value) !== undefined, TASK_TYPE_EXPECTED],
 ];
 
 export function validateGeminiParams(params: Readonly<Record<string, unknown>>): string[] {

@@ -12,6 +12,7 @@ import type {
   RecordedNativeRequest,
 } from '../../support/translating-adapter-suite.ts';
 import { LoopbackServer, readBody, recordRequest } from '../loopback-server.ts';
+import { isEmbeddingCall, writeEmbeddings } from './fake-gemini-embeddings.ts';
 
 /** The suite's scenarios, plus raw answers (fixture files or text) for provider-specific tests. */
 export type GeminiScenario =
@@ -19,7 +20,9 @@ export type GeminiScenario =
   /** A file of ./fixtures sent as is: `*.json` as a JSON answer, `*.chunks.txt` as an event stream. */
   | { kind: 'fixture'; file: string; status?: number }
   /** Raw body pieces, written one by one with a short pause between them. */
-  | { kind: 'raw'; status: number; contentType: string; pieces: Array<string | Buffer> };
+  | { kind: 'raw'; status: number; contentType: string; pieces: Array<string | Buffer> }
+  /** For `:batchEmbedContents`: a well-formed answer with one vector fewer than the requests. */
+  | { kind: 'short-embeddings' };
 
 const usageMetadata = { promptTokenCount: 11, candidatesTokenCount: 7, totalTokenCount: 18 };
 
@@ -69,7 +72,10 @@ export class FakeGeminiServer implements FakeNativeUpstream {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const recorded = recordRequest(request, await readBody(request), response);
     this.requests.push(recorded);
-    const scenario = this.queue.shift() ?? { kind: 'text', text: `echo: ${lastUserText(recorded.body)}` };
+    const queued = this.queue.shift();
+    if (isEmbeddingCall(recorded.path) && (queued === undefined || queued.kind === 'short-embeddings'))
+      return writeEmbeddings(recorded.body, queued !== undefined, response);
+    const scenario = queued ?? { kind: 'text', text: `echo: ${lastUserText(recorded.body)}` };
     const streaming = recorded.path.includes(':streamGenerateContent');
     await play(scenario, streaming, response);
   }
@@ -83,6 +89,9 @@ function lastUserText(body: any): string {
 async function play(scenario: GeminiScenario, streaming: boolean, response: ServerResponse): Promise<void> {
   switch (scenario.kind) {
     case 'hang':
+      return;
+    case 'short-embeddings':
+      response.writeHead(400, { 'content-type': 'application/json' }).end('{}');
       return;
     case 'garbage':
       response.writeHead(200, { 'content-type': 'text/html' }).end('<html>not the wire format</html>');
