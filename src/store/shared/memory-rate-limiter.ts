@@ -13,6 +13,7 @@ import {
   windowEnd,
   windowKey,
 } from './rate-limit-counters.ts';
+import { OutputCountersUnsupportedError } from './shared-store.ts';
 
 interface Counter {
   value: number;
@@ -30,6 +31,8 @@ export class MemoryRateLimiter {
   }
 
   admit(request: AdmissionRequest): AdmissionResponse {
+    // Output policies need the shared Redis store (spec output rule 10): no per-process twin.
+    if (request.outputs?.length) throw new OutputCountersUnsupportedError();
     const now = this.clock.now();
     this.sweep(now);
     const reads = (request.reads ?? []).map((key) => this.live(key, now)?.value ?? 0);
@@ -78,7 +81,8 @@ export class MemoryRateLimiter {
       return counter.value;
     });
     if (slot) this.leases(slot.key, now).set(slot.member, now + slot.leaseMs);
-    return { admitted: true, now, counts, resets: planned.map((plan) => plan.reset), reads, spent };
+    const resets = planned.map((plan) => plan.reset);
+    return { admitted: true, now, counts, resets, reads, spent, outputs: [] };
   }
 
   settle(request: SettlementRequest): void {

@@ -2,8 +2,9 @@
 import type { Clock } from '../../lib/clock.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 import { MemoryResponseCache } from './memory-response-cache.ts';
+import type { OutputRecorded } from './output-counters.ts';
 import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
-import type { SharedStore } from './shared-store.ts';
+import { OutputCountersUnsupportedError, type SharedStore } from './shared-store.ts';
 
 interface Entry {
   value: string;
@@ -32,6 +33,19 @@ export class MemorySharedStore implements SharedStore {
 
   async settle(request: SettlementRequest): Promise<void> {
     this.rateLimiter.settle(request);
+  }
+
+  // Output policies need one shared, non-evicting store (spec output rule 10): no process-local twin.
+  async recordOutput(): Promise<OutputRecorded> {
+    throw new OutputCountersUnsupportedError();
+  }
+
+  async markOutputUnknown(): Promise<void> {
+    throw new OutputCountersUnsupportedError();
+  }
+
+  async ensureOutputEpoch(): Promise<boolean> {
+    throw new OutputCountersUnsupportedError();
   }
 
   async time(): Promise<number> {

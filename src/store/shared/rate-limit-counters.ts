@@ -4,6 +4,8 @@
  * own expiry, judged by the store's clock); hour and day counters end at the top of the clock hour and
  * at midnight UTC (their keys carry the window start).
  */
+import type { OutputCheck, OutputRefusal } from './output-counters.ts';
+
 export type CounterWindow = 'minute' | 'hour' | 'day';
 
 export interface CounterCheck {
@@ -54,6 +56,12 @@ export interface AdmissionRequest {
   reads?: readonly string[];
   /** Budgets, checked before every other check (read only: admission adds no spend). */
   budgets?: readonly BudgetCheck[];
+  /**
+   * Output-token counters, read after every other check (read only: output is recorded per attempt).
+   * With any, the store epoch marker is checked too; `epochId` re-creates it after a pause.
+   */
+  outputs?: readonly OutputCheck[];
+  epochId?: string;
 }
 
 export type AdmissionResponse =
@@ -68,6 +76,8 @@ export type AdmissionResponse =
       reads: number[];
       /** Each budget's spend (micro-USD) in its current window. */
       spent: number[];
+      /** Each output counter's recorded usage in the store's current minute. */
+      outputs: number[];
     }
   | {
       admitted: false;
@@ -80,6 +90,8 @@ export type AdmissionResponse =
       count: number;
       reset: number;
       reads: number[];
+      /** Set when an output counter refused (then `failed` is -1). */
+      output?: OutputRefusal;
     };
 
 export interface CounterAdjustment {

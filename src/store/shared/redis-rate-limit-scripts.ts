@@ -9,11 +9,20 @@
  * Budget counters are integers (micro-USD) at `<key>:<durationMs>:<window index>` (expiring at the
  * window's end) or `<key>:life`; admission only reads them, settlement adds to them.
  *
- * ADMIT  KEYS: counter keys…, [slot key], read keys…, budget keys…
+ * Output-token counters (output-counters.ts) are read after every other check, per UTC minute of `now`:
+ * a counter at or above its limit answers 2, an unknown-usage marker 3; and the store epoch marker (a
+ * hash {id, until} without expiry) must be there: when it is missing the writes it vouched for may be
+ * lost, so it is re-created paused (`until` = next minute, answer 4) and replaced by `epochId` once
+ * that minute starts.
+ *
+ * ADMIT  KEYS: counter keys…, [slot key], read keys…, budget keys…, [output keys…, epoch key]
  *        ARGV: now|'', checkCount, (window, limit, amount)…, slotLimit|'', slotMember, slotLeaseMs, readCount,
- *              budgetCount, (durationMs, limit|'')…
- *        →  {1, now, count…, reset…, read…, spent…}  or  {0, now, failedIndex(1-based), count, reset, read…}
+ *              budgetCount, (durationMs, limit|'')…, outputCount, epochId, outputLimit…
+ *        →  {1, now, count…, reset…, read…, spent…, output…}
+ *           or {0, now, failedIndex(1-based), count, reset, read…}
  *           (a budget's failedIndex is checkCount + 1 + its 1-based index)
+ *           or {2 exceeded | 3 unknown, now, outputIndex(1-based), recorded, 0, read…}
+ *           or {4 unavailable, now, 0, pausedUntilMinute, 0, read…}
  * SETTLE KEYS: adjusted keys…, [slot key], budget keys…
  *        ARGV: now|'', adjustmentCount, (window, delta, createMinute)…, slotMember|'', budgetCount,
  *              (durationMs, amount, raiseInWindow|'')…
@@ -60,8 +69,8 @@ for i = 1, readCount do
   reads[i] = count
 end
 
-local function rejected(index, count, reset)
-  local result = {0, now, index, count, reset}
+local function rejected(index, count, reset, code)
+  local result = {code or 0, now, index, count, reset}
   for r = 1, readCount do result[5 + r] = reads[r] end
   return result
 end
@@ -109,6 +118,31 @@ if hasSlot then
   end
 end
 
+local outputAt = slotAt + 5 + budgetCount * 2
+local outputCount = tonumber(ARGV[outputAt] or '0')
+local outputFrom = budgetFrom + budgetCount
+local recorded = {}
+if outputCount > 0 then
+  local minute = string.format('%d', math.floor(now / 60000))
+  local epochKey = KEYS[outputFrom + outputCount + 1]
+  local epoch = redis.call('HMGET', epochKey, 'id', 'until')
+  local pausedUntil = 0
+  if epoch[2] then pausedUntil = tonumber(epoch[2]) end
+  if not epoch[1] then
+    pausedUntil = tonumber(minute) + 1
+    redis.call('HSET', epochKey, 'id', '', 'until', pausedUntil)
+  end
+  if tonumber(minute) < pausedUntil then return rejected(0, pausedUntil, 0, 4) end
+  if epoch[1] == '' then redis.call('HSET', epochKey, 'id', ARGV[outputAt + 1], 'until', 0) end
+  for o = 1, outputCount do
+    local base = KEYS[outputFrom + o]
+    if redis.call('EXISTS', base .. ':u:' .. minute) == 1 then return rejected(o, 0, 0, 3) end
+    local value = tonumber(redis.call('GET', base .. ':' .. minute) or '0')
+    if value >= tonumber(ARGV[outputAt + 1 + o]) then return rejected(o, value, 0, 2) end
+    recorded[o] = value
+  end
+end
+
 for i = 1, checkCount do
   if windows[i] == 'minute' then
     saveMinute(keys[i], counts[i], resets[i])
@@ -129,6 +163,7 @@ for i = 1, checkCount do result[2 + i] = counts[i] end
 for i = 1, checkCount do result[2 + checkCount + i] = resets[i] end
 for r = 1, readCount do result[2 + checkCount * 2 + r] = reads[r] end
 for b = 1, budgetCount do result[2 + checkCount * 2 + readCount + b] = spent[b] end
+for o = 1, outputCount do result[2 + checkCount * 2 + readCount + budgetCount + o] = recorded[o] end
 return result`;
 
 export const SETTLE_SCRIPT = `${CLOCK}

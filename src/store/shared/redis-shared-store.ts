@@ -5,7 +5,22 @@
  */
 import { Redis } from 'ioredis';
 import type { Clock } from '../../lib/clock.ts';
+import {
+  OUTPUT_BUCKET_GRACE_MS,
+  OUTPUT_COUNTER_MAX,
+  OUTPUT_EPOCH_KEY,
+  OUTPUT_RECEIPT_TTL_MS,
+  type OutputRecorded,
+  type OutputRecording,
+  type OutputRefusal,
+  outputReceiptKey,
+} from './output-counters.ts';
 import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
+import {
+  ENSURE_OUTPUT_EPOCH_SCRIPT,
+  MARK_OUTPUT_UNKNOWN_SCRIPT,
+  RECORD_OUTPUT_SCRIPT,
+} from './redis-output-scripts.ts';
 import { redisMatchPattern, unlinkMatching } from './redis-pattern-delete.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './redis-rate-limit-scripts.ts';
 import { type SharedStore, SharedStoreUnavailableError } from './shared-store.ts';
@@ -17,6 +32,15 @@ interface ScriptCommands {
     ...keysAndArguments: Array<string | number>
   ): Promise<Array<string | number>>;
   switchboardSettle(numberOfKeys: number, ...keysAndArguments: Array<string | number>): Promise<number>;
+  switchboardRecordOutput(
+    numberOfKeys: number,
+    ...keysAndArguments: Array<string | number>
+  ): Promise<Array<string | number>>;
+  switchboardMarkOutputUnknown(
+    numberOfKeys: number,
+    ...keysAndArguments: Array<string | number>
+  ): Promise<Array<string | number>>;
+  switchboardEnsureOutputEpoch(numberOfKeys: number, ...keysAndArguments: string[]): Promise<number>;
 }
 
 // INCRBY, and start the expiry when the key has none (works on every Redis version, unlike PEXPIRE NX).
@@ -55,45 +79,105 @@ export class RedisSharedStore implements SharedStore {
     this.client = createClient(options.url);
     this.client.defineCommand('switchboardAdmit', { lua: ADMIT_SCRIPT });
     this.client.defineCommand('switchboardSettle', { lua: SETTLE_SCRIPT });
+    this.client.defineCommand('switchboardRecordOutput', { lua: RECORD_OUTPUT_SCRIPT });
+    this.client.defineCommand('switchboardMarkOutputUnknown', { lua: MARK_OUTPUT_UNKNOWN_SCRIPT });
+    this.client.defineCommand('switchboardEnsureOutputEpoch', { lua: ENSURE_OUTPUT_EPOCH_SCRIPT });
   }
 
   async admit(request: AdmissionRequest): Promise<AdmissionResponse> {
     const { checks, slot } = request;
     const reads = request.reads ?? [];
     const budgets = request.budgets ?? [];
+    const outputs = request.outputs ?? [];
     const keys = [
       ...checks.map((check) => this.prefix + check.key),
       ...(slot ? [this.prefix + slot.key] : []),
       ...reads.map((key) => this.prefix + key),
       ...budgets.map((budget) => this.prefix + budget.key),
+      ...outputs.map((output) => this.prefix + output.key),
+      ...(outputs.length > 0 ? [this.prefix + OUTPUT_EPOCH_KEY] : []),
     ];
     const args: Array<string | number> = [this.clock ? this.clock.now() : '', checks.length];
     for (const check of checks) args.push(check.window, check.limit, check.amount);
     args.push(slot ? slot.limit : '', slot?.member ?? '', slot?.leaseMs ?? 0, reads.length, budgets.length);
     for (const budget of budgets) args.push(budget.durationMs, budget.limit ?? '');
+    args.push(outputs.length, request.epochId ?? '');
+    for (const output of outputs) args.push(output.limit);
     const scripts = this.client as unknown as ScriptCommands;
     const reply = (await this.run(() => scripts.switchboardAdmit(keys.length, ...keys, ...args))).map(Number);
     const now = reply[1]!;
     if (reply[0] === 1) {
       const count = checks.length;
       const readsAt = 2 + count * 2;
+      const spentAt = readsAt + reads.length;
       return {
         admitted: true,
         now,
         counts: reply.slice(2, 2 + count),
         resets: reply.slice(2 + count, readsAt),
-        reads: reply.slice(readsAt, readsAt + reads.length),
-        spent: reply.slice(readsAt + reads.length),
+        reads: reply.slice(readsAt, spentAt),
+        spent: reply.slice(spentAt, spentAt + budgets.length),
+        outputs: reply.slice(spentAt + budgets.length),
       };
     }
+    const output = outputRefusal(reply);
     return {
       admitted: false,
       now,
-      failed: reply[2]! - 1,
+      failed: output ? -1 : reply[2]! - 1,
       count: reply[3]!,
       reset: reply[4]!,
       reads: reply.slice(5),
+      ...(output ? { output } : {}),
     };
+  }
+
+  async recordOutput(request: OutputRecording): Promise<OutputRecorded> {
+    const keys = [outputReceiptKey(request.receipt), ...request.keys].map((key) => this.prefix + key);
+    const amount = Math.min(Math.max(0, Math.floor(request.amount)), OUTPUT_COUNTER_MAX);
+    const scripts = this.client as unknown as ScriptCommands;
+    const reply = (
+      await this.run(() =>
+        scripts.switchboardRecordOutput(
+          keys.length,
+          ...keys,
+          this.clock ? this.clock.now() : '',
+          amount,
+          OUTPUT_COUNTER_MAX,
+          OUTPUT_BUCKET_GRACE_MS,
+          OUTPUT_RECEIPT_TTL_MS,
+        ),
+      )
+    ).map(Number);
+    return {
+      duplicate: reply[0] === 2,
+      now: reply[1]!,
+      minute: reply[2]!,
+      saturated: reply[3] === 1,
+      counts: reply.slice(4),
+    };
+  }
+
+  async markOutputUnknown(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const scripts = this.client as unknown as ScriptCommands;
+    const prefixed = keys.map((key) => this.prefix + key);
+    await this.run(() =>
+      scripts.switchboardMarkOutputUnknown(
+        prefixed.length,
+        ...prefixed,
+        this.clock ? this.clock.now() : '',
+        OUTPUT_BUCKET_GRACE_MS,
+      ),
+    );
+  }
+
+  async ensureOutputEpoch(id: string): Promise<boolean> {
+    const scripts = this.client as unknown as ScriptCommands;
+    const created = await this.run(() =>
+      scripts.switchboardEnsureOutputEpoch(1, this.prefix + OUTPUT_EPOCH_KEY, id),
+    );
+    return Number(created) === 1;
   }
 
   async settle(request: SettlementRequest): Promise<void> {
@@ -226,6 +310,20 @@ export class RedisSharedStore implements SharedStore {
       return Promise.reject(new SharedStoreUnavailableError(`redis connection is ${this.client.status}`));
     }
     return withTimeout(command(), this.commandTimeoutMs);
+  }
+}
+
+/** The output refusal of an admission reply (codes 2–4 of the admission script), if it is one. */
+function outputRefusal(reply: readonly number[]): OutputRefusal | undefined {
+  switch (reply[0]) {
+    case 2:
+      return { state: 'exceeded', index: reply[2]! - 1, recorded: reply[3]! };
+    case 3:
+      return { state: 'unknown', index: reply[2]! - 1 };
+    case 4:
+      return { state: 'unavailable', until: reply[3]! };
+    default:
+      return undefined;
   }
 }
 

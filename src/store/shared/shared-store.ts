@@ -1,3 +1,4 @@
+import type { OutputRecorded, OutputRecording } from './output-counters.ts';
 import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
 
 /**
@@ -32,6 +33,16 @@ export interface SharedStore {
   /** Corrects counters (never below zero) and releases a slot, in one round trip. */
   settle(request: SettlementRequest): Promise<void>;
   /**
+   * Output-token governance (output-counters.ts), Redis only: the memory store rejects these with
+   * OutputCountersUnsupportedError, because output policies need one shared, non-evicting store.
+   * Adds one attempt's output to each counter in the store's current minute, once per receipt.
+   */
+  recordOutput(request: OutputRecording): Promise<OutputRecorded>;
+  /** Marks each counter's usage unknown for the store's current minute. */
+  markOutputUnknown(keys: readonly string[]): Promise<void>;
+  /** Creates the store epoch marker when it is absent; true when it was created. */
+  ensureOutputEpoch(id: string): Promise<boolean>;
+  /**
    * Response cache (keys from response-cache-keys.ts). A cached answer, or undefined on a miss; throws
    * SharedStoreUnavailableError when Redis is down. The memory store keeps entries in a byte-bounded LRU.
    */
@@ -44,6 +55,14 @@ export interface SharedStore {
    */
   cacheDelete(pattern: string): Promise<number>;
   close(): Promise<void>;
+}
+
+/** Output-token counters asked of a store that cannot keep them (the in-memory one). */
+export class OutputCountersUnsupportedError extends Error {
+  constructor() {
+    super('output-token counters need the shared Redis store (general_settings.redis_url)');
+    this.name = 'OutputCountersUnsupportedError';
+  }
 }
 
 /** The store did not answer in time or is disconnected. */

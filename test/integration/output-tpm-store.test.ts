@@ -1,0 +1,210 @@
+/**
+ * Output-token counters in the shared store (spec: Limits > Output tokens per minute, rules 3, 4, 5, 6,
+ * 10 and 12): the admission read, per-attempt recording by the store's clock with receipts, expiries,
+ * saturation and unknown markers, and the epoch marker, on Redis under a private key prefix. The
+ * store's clock is injected (the scripts take it instead of TIME) except where TIME itself is tested.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemorySharedStore } from '../../src/store/shared/memory-shared-store.ts';
+import {
+  OUTPUT_COUNTER_MAX,
+  OUTPUT_EPOCH_KEY,
+  outputBucketKey,
+  outputCounterBase,
+  outputReceiptKey,
+  outputUnknownKey,
+} from '../../src/store/shared/output-counters.ts';
+import type { AdmissionRequest } from '../../src/store/shared/rate-limit-counters.ts';
+import { RedisSharedStore } from '../../src/store/shared/redis-shared-store.ts';
+import { OutputCountersUnsupportedError } from '../../src/store/shared/shared-store.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { realBackendsAvailable, TEST_REDIS_URL } from '../support/test-env.ts';
+import { uniqueName } from '../support/unique-name.ts';
+
+const at = (iso: string) => Date.parse(iso);
+const minuteOf = (time: number) => Math.floor(time / 60_000);
+
+describe('output counters on the memory store', () => {
+  it('refuses output counters: output policies need the shared Redis store (rule 10)', async () => {
+    const store = new MemorySharedStore(new ManualClock());
+    await expect(store.recordOutput({ keys: ['a'], amount: 1, receipt: 'r' })).rejects.toBeInstanceOf(
+      OutputCountersUnsupportedError,
+    );
+    await expect(store.admit({ checks: [], outputs: [{ key: 'a', limit: 1 }] })).rejects.toBeInstanceOf(
+      OutputCountersUnsupportedError,
+    );
+  });
+});
+
+describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', () => {
+  const clock = new ManualClock(at('2026-11-23T12:00:00Z'));
+  const prefix = `${uniqueName('sbot')}:`;
+  let store: RedisSharedStore;
+  let untimed: RedisSharedStore;
+  let raw: Redis;
+
+  beforeAll(async () => {
+    store = new RedisSharedStore({ url: TEST_REDIS_URL, prefix, commandTimeoutMs: 1_000, clock });
+    untimed = new RedisSharedStore({ url: TEST_REDIS_URL, prefix, commandTimeoutMs: 1_000 });
+    raw = new Redis(TEST_REDIS_URL);
+    await Promise.all([store.waitUntilReady(2_000), untimed.waitUntilReady(2_000)]);
+    await store.ensureOutputEpoch(randomUUID());
+  });
+  afterAll(async () => {
+    const keys = await raw.keys(`${prefix}*`);
+    if (keys.length > 0) await raw.del(...keys);
+    raw.disconnect();
+    await store?.close();
+    await untimed?.close();
+  });
+
+  const base = () => outputCounterBase('key', uniqueName('k'));
+  const admit = (key: string, limit: number, extra: Partial<AdmissionRequest> = {}) =>
+    store.admit({ checks: [], outputs: [{ key, limit }], epochId: randomUUID(), ...extra });
+  const record = (key: string, amount: number, receipt = randomUUID()) =>
+    store.recordOutput({ keys: [key], amount, receipt });
+
+  it('admits below the limit and refuses at or above it, with no reservation (rule 3, worked example)', async () => {
+    clock.set(at('2026-11-23T12:00:05Z'));
+    const key = base();
+    await record(key, 900);
+    const first = await admit(key, 1000);
+    expect(first).toMatchObject({ admitted: true, outputs: [900] });
+    // The admitted call produces 300: recorded output goes past the limit.
+    expect((await record(key, 300)).counts).toEqual([1200]);
+    const next = await admit(key, 1000);
+    expect(next).toMatchObject({ admitted: false, output: { state: 'exceeded', index: 0, recorded: 1200 } });
+    clock.set(at('2026-11-23T12:01:00Z'));
+    expect(await admit(key, 1000)).toMatchObject({ admitted: true, outputs: [0] });
+  });
+
+  it('refuses at exactly the limit (equal to the limit gives 429)', async () => {
+    const key = base();
+    await record(key, 1000);
+    expect(await admit(key, 1000)).toMatchObject({ admitted: false, output: { state: 'exceeded' } });
+    expect(await admit(key, 1001)).toMatchObject({ admitted: true, outputs: [1000] });
+  });
+
+  it('records into the minute of the store clock at recording time, not at admission (rule 4)', async () => {
+    clock.set(at('2026-11-23T12:05:59.500Z'));
+    const key = base();
+    expect(await admit(key, 1000)).toMatchObject({ admitted: true });
+    clock.set(at('2026-11-23T12:06:00.200Z'));
+    const recorded = await record(key, 700);
+    expect(recorded.minute).toBe(minuteOf(at('2026-11-23T12:06:00Z')));
+    expect(await raw.get(prefix + outputBucketKey(key, minuteOf(at('2026-11-23T12:05:00Z'))))).toBeNull();
+    expect(await raw.get(prefix + outputBucketKey(key, recorded.minute))).toBe('700');
+  });
+
+  it("chooses the minute by the Redis server's TIME when no clock is injected (rule 4)", async () => {
+    const key = base();
+    const [before] = await raw.time();
+    const recorded = await untimed.recordOutput({ keys: [key], amount: 5, receipt: randomUUID() });
+    const [after] = await raw.time();
+    expect(recorded.minute).toBeGreaterThanOrEqual(minuteOf(Number(before) * 1000));
+    expect(recorded.minute).toBeLessThanOrEqual(minuteOf(Number(after) * 1000));
+    expect(await raw.get(prefix + outputBucketKey(key, recorded.minute))).toBe('5');
+  });
+
+  it('counts a write retried with the same receipt once, and keeps the receipt 120 s (rule 10)', async () => {
+    clock.set(at('2026-11-23T12:10:10Z'));
+    const key = base();
+    const receipt = randomUUID();
+    const first = await record(key, 40, receipt);
+    const retried = await record(key, 40, receipt);
+    expect(first).toMatchObject({ duplicate: false, counts: [40] });
+    expect(retried).toMatchObject({ duplicate: true, counts: [40], minute: first.minute });
+    // A retry that arrives after the minute changed still finds the receipt.
+    clock.set(at('2026-11-23T12:11:30Z'));
+    expect(await record(key, 40, receipt)).toMatchObject({ duplicate: true, minute: first.minute });
+    const receiptKey = prefix + outputReceiptKey(receipt);
+    const ttl = await raw.pttl(receiptKey);
+    expect(ttl).toBeGreaterThan(110_000);
+    expect(ttl).toBeLessThanOrEqual(120_000);
+    expect(Buffer.byteLength((await raw.get(receiptKey)) ?? '')).toBeLessThanOrEqual(4096);
+  });
+
+  it('expires buckets and unknown markers 30 s after their minute ends (rule 10)', async () => {
+    clock.set(at('2026-11-23T12:20:15Z'));
+    const key = base();
+    const { minute } = await record(key, 1);
+    await store.markOutputUnknown([key]);
+    const end = at('2026-11-23T12:21:00Z') + 30_000 - clock.now();
+    for (const stored of [outputBucketKey(key, minute), outputUnknownKey(key, minute)]) {
+      const ttl = await raw.pttl(prefix + stored);
+      expect(ttl).toBeGreaterThan(end - 2_000);
+      expect(ttl).toBeLessThanOrEqual(end);
+    }
+  });
+
+  it('saturates counters at 2147483647 and says so (rule 10)', async () => {
+    const key = base();
+    expect(await record(key, OUTPUT_COUNTER_MAX - 10)).toMatchObject({ saturated: false });
+    const over = await record(key, 1000);
+    expect(over).toMatchObject({ saturated: true, counts: [OUTPUT_COUNTER_MAX] });
+    expect(await record(key, 5)).toMatchObject({ saturated: true, counts: [OUTPUT_COUNTER_MAX] });
+  });
+
+  it('an unknown marker refuses until the minute boundary; known charges do not clear it (States)', async () => {
+    clock.set(at('2026-11-23T12:30:10Z'));
+    const key = base();
+    const other = base();
+    await store.markOutputUnknown([key]);
+    expect(
+      await store.admit({
+        checks: [],
+        outputs: [
+          { key: other, limit: 10 },
+          { key, limit: 1000 },
+        ],
+        epochId: randomUUID(),
+      }),
+    ).toMatchObject({ admitted: false, output: { state: 'unknown', index: 1 } });
+    await record(key, 3);
+    expect(await admit(key, 1000)).toMatchObject({ output: { state: 'unknown' } });
+    clock.set(at('2026-11-23T12:31:00Z'));
+    expect(await admit(key, 1000)).toMatchObject({ admitted: true, outputs: [0] });
+  });
+
+  it('reads output counters in the admission round trip after every identity check, changing nothing on refusal', async () => {
+    clock.set(at('2026-11-23T12:40:00Z'));
+    const key = base();
+    await record(key, 50);
+    const rpm = `rl:key:${uniqueName('r')}:rpm`;
+    const refused = await admit(key, 50, { checks: [{ key: rpm, window: 'minute', limit: 5, amount: 1 }] });
+    expect(refused).toMatchObject({ admitted: false, output: { state: 'exceeded' } });
+    expect(await raw.exists(prefix + rpm)).toBe(0);
+    const identityFirst = await admit(key, 50, {
+      checks: [{ key: rpm, window: 'minute', limit: 0, amount: 1 }],
+    });
+    expect(identityFirst).toMatchObject({ admitted: false, failed: 0 });
+    expect(identityFirst).not.toHaveProperty('output');
+  });
+
+  it('pauses governed admission until the next minute when the epoch marker is lost (rule 12)', async () => {
+    clock.set(at('2026-11-23T12:50:20Z'));
+    const key = base();
+    await raw.del(prefix + OUTPUT_EPOCH_KEY);
+    // Admission without output checks does not look at (or re-create) the marker.
+    expect(await store.admit({ checks: [] })).toMatchObject({ admitted: true });
+    expect(await raw.exists(prefix + OUTPUT_EPOCH_KEY)).toBe(0);
+    const until = minuteOf(at('2026-11-23T12:51:00Z'));
+    expect(await admit(key, 10)).toMatchObject({ admitted: false, output: { state: 'unavailable', until } });
+    clock.set(at('2026-11-23T12:50:59Z'));
+    expect(await admit(key, 10)).toMatchObject({ output: { state: 'unavailable', until } });
+    // A start-up meanwhile does not end the pause: the paused marker is there.
+    expect(await store.ensureOutputEpoch(randomUUID())).toBe(false);
+    clock.set(at('2026-11-23T12:51:00Z'));
+    expect(await admit(key, 10)).toMatchObject({ admitted: true });
+    expect(await raw.hget(prefix + OUTPUT_EPOCH_KEY, 'until')).toBe('0');
+  });
+
+  it('a restart that finds the epoch marker does not pause (rule 12)', async () => {
+    clock.set(at('2026-11-23T13:00:10Z'));
+    expect(await store.ensureOutputEpoch(randomUUID())).toBe(false);
+    expect(await admit(base(), 10)).toMatchObject({ admitted: true });
+    expect(await raw.pttl(prefix + OUTPUT_EPOCH_KEY)).toBe(-1);
+  });
+});
