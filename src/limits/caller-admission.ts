@@ -5,6 +5,8 @@
  * the real usage, adds the request's cost to every budgeted scope's spend and releases the in-flight
  * slot, in one more round trip, off the response path. Budgets are read in the admission round trip too.
  * While Redis is unreachable, `fail_open` uses this process's counters and `fail_closed` answers 503.
+ * Output-token counters of text requests are read in the same round trip (output-checks.ts); the
+ * ticket's OutputRecorder then records each provider attempt's output.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -19,7 +21,11 @@ import {
   type CounterAdjustment,
   windowKey,
 } from '../store/shared/rate-limit-counters.ts';
-import { type SharedStore, SharedStoreUnavailableError } from '../store/shared/shared-store.ts';
+import {
+  OutputCountersUnsupportedError,
+  type SharedStore,
+  SharedStoreUnavailableError,
+} from '../store/shared/shared-store.ts';
 import {
   BUDGET_WARNING_HEADER,
   type BudgetPlan,
@@ -31,7 +37,11 @@ import {
   softBudgetsReached,
 } from './budget-checks.ts';
 import { type PlannedCheck, planChecks } from './limit-checks.ts';
+import { outputHeaders, type PlannedOutput, planOutputChecks } from './output-checks.ts';
+import { outputRefusalError, outputUnavailable } from './output-errors.ts';
+import { OutputRecorder } from './output-recorder.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
+import type { TierPolicySource } from './tier-policies.ts';
 
 export interface AdmissionInput {
   caller: Caller;
@@ -40,6 +50,8 @@ export interface AdmissionInput {
   requestId: string;
   /** Minute usage counters to read in the same round trip (deployment capacity). */
   reads: readonly string[];
+  /** A text request: output-token limits apply (other endpoints' tokens are excluded, spec rule 2). */
+  countsOutput?: boolean;
 }
 
 export interface AdmissionTicket {
@@ -57,6 +69,8 @@ export interface AdmissionTicket {
    * corrects these counters too.
    */
   admitModel(model: string): Promise<boolean>;
+  /** Output-token accounting of a request that output limits govern; absent otherwise. */
+  readonly output?: OutputRecorder;
 }
 
 export interface SettleOutcome {
@@ -81,6 +95,8 @@ export interface CallerAdmissionOptions {
   logger: Logger;
   /** Longest a max_parallel_requests slot is held if its process dies (the request deadline). */
   slotLeaseMs: number;
+  /** Tier output limits (organization + model); applied only while they enforce. */
+  tiers?: TierPolicySource;
 }
 
 const scopeNames: Record<ScopeKind, string> = {
@@ -115,11 +131,13 @@ export class CallerAdmission {
     const planned = caller.kind === 'master' ? [] : planChecks(caller, input.model, input.tokenEstimate);
     const slotLimit = caller.kind === 'master' ? null : caller.maxParallelRequests;
     const budgets = planBudgets(caller);
+    const outputs = input.countsOutput ? planOutputChecks(caller, input.model, this.options.tiers) : [];
     if (
       planned.length === 0 &&
       slotLimit === null &&
       input.reads.length === 0 &&
-      budgets.checks.length === 0
+      budgets.checks.length === 0 &&
+      outputs.length === 0
     ) {
       // fail_closed refuses every request while the store is down, also those with nothing to count.
       if (this.options.degradedMode === 'fail_closed' && !this.options.store.isAvailable()) {
@@ -143,9 +161,13 @@ export class CallerAdmission {
       reads: input.reads,
       ...(slot ? { slot } : {}),
       ...(budgets.checks.length > 0 ? { budgets: budgets.checks } : {}),
+      ...(outputs.length > 0 ? { outputs: outputs.map((item) => item.check), epochId: randomUUID() } : {}),
     };
-    const { response, store } = await this.send((target) => target.admit(request));
-    if (!response.admitted) throw this.rejection(planned, response, slot?.limit, budgets);
+    const { response, store } =
+      outputs.length > 0
+        ? await this.sendGoverned((target) => target.admit(request))
+        : await this.send((target) => target.admit(request));
+    if (!response.admitted) throw this.rejection(planned, response, slot?.limit, budgets, outputs);
     this.countDecisions(planned, 'allowed');
     const headers = rateLimitHeaders(
       planned.map((item, index) => ({
@@ -154,6 +176,18 @@ export class CallerAdmission {
         reset: response.resets[index]!,
       })),
     );
+    let output: OutputRecorder | undefined;
+    if (outputs.length > 0) {
+      this.options.metrics.outputTpmEvents.inc({ event: 'admitted' });
+      Object.assign(headers, outputHeaders(outputs, response.outputs, response.now, true));
+      output = new OutputRecorder({
+        store,
+        planned: outputs,
+        admitted: { counts: response.outputs, now: response.now },
+        metrics: this.options.metrics,
+        logger: this.options.logger,
+      });
+    }
     const reached = budgets.checks.length > 0 ? softBudgetsReached(budgets, response.spent) : undefined;
     if (reached) {
       headers[BUDGET_WARNING_HEADER] = budgetWarningValue(reached);
@@ -165,6 +199,7 @@ export class CallerAdmission {
       reads: response.reads,
       settle: (outcome) => this.settle(store, charged, input.tokenEstimate, slot, outcome, budgets),
       admitModel: (model) => this.admitModel(input, model, charged),
+      ...(output ? { output } : {}),
     };
   }
 
@@ -222,6 +257,33 @@ export class CallerAdmission {
     return { response: await operation(fallback), store: fallback };
   }
 
+  /**
+   * Output policies have no per-process fallback (spec rule 10): an unreachable shared store, or one
+   * that cannot keep output counters, answers 503 output_tpm_unavailable whatever the degraded mode.
+   */
+  private async sendGoverned<T>(
+    operation: (store: SharedStore) => Promise<T>,
+  ): Promise<{ response: T; store: SharedStore }> {
+    const { store, metrics } = this.options;
+    try {
+      if (!store.isAvailable()) throw new SharedStoreUnavailableError('known to be down');
+      return { response: await operation(store), store };
+    } catch (error) {
+      if (error instanceof SharedStoreUnavailableError) {
+        metrics.rateLimitStoreErrors.inc();
+        metrics.outputTpmEvents.inc({ event: 'unavailable' });
+        throw outputUnavailable('the shared store is unreachable.');
+      }
+      if (error instanceof OutputCountersUnsupportedError) {
+        metrics.outputTpmEvents.inc({ event: 'unavailable' });
+        throw outputUnavailable(
+          'output-token limits need the shared Redis store (general_settings.redis_url).',
+        );
+      }
+      throw error;
+    }
+  }
+
   private settle(
     store: SharedStore,
     charged: readonly Charged[],
@@ -263,7 +325,13 @@ export class CallerAdmission {
     response: Extract<AdmissionResponse, { admitted: false }>,
     slotLimit: number | undefined,
     budgets: BudgetPlan,
+    outputs: readonly PlannedOutput[],
   ): GatewayError {
+    if (response.output) {
+      const event = response.output.state === 'unavailable' ? 'unavailable' : 'denied';
+      this.options.metrics.outputTpmEvents.inc({ event });
+      return outputRefusalError(outputs, response.output, response.now, rateLimitHeaders([], planned));
+    }
     const overBudget = budgets.planned[response.failed - planned.length - 1];
     if (overBudget) {
       this.options.metrics.budgetRejections.inc({ scope: overBudget.scope });

@@ -79,6 +79,8 @@ export interface AdmittedRequest {
   tokenEstimate: number;
   /** performance.now() when the request started. */
   startedAt: number;
+  /** A text request: output-token limits apply (embeddings, images, audio and rerank are excluded). */
+  countsOutput?: boolean;
 }
 
 /** Admits a request against its caller's limits; the charge settles it later. A refusal is recorded and thrown. */
@@ -96,6 +98,7 @@ export async function admitRequest(
       tokenEstimate: request.tokenEstimate,
       requestId: request.requestId,
       reads: capacity.readKeys(deploymentIds),
+      countsOutput: request.countsOutput === true,
     });
     const spend = accounting && {
       accounting,

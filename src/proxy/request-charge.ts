@@ -2,7 +2,8 @@
  * What one caller request is charged: its admission, then the real usage and cost of every provider
  * call made for it (one, or each model turn of an MCP tool loop), settled once when the request is
  * over. Settling corrects the token counters, adds the cost to budgets, adds deployment usage, frees
- * the in-flight slot, and writes the request's spend record (legacy or outbox mode).
+ * the in-flight slot, and writes the request's spend record (legacy or outbox mode). Each provider
+ * attempt's output also goes to the ticket's OutputRecorder when output-token limits govern the request.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -97,6 +98,8 @@ export class RequestCharge {
     } else if (!units) {
       this.usageUnknown = true;
     }
+    // Cache hits and non-text units (images, audio, rerank) are not output-token accounting (rule 2, 5).
+    if (!this.cacheHit && !units) this.ticket.output?.attempt(outputOf(usage));
     const cost = this.accounting ? this.accounting.costOf(deploymentId, usage, upstreamModel, units) : null;
     if (cost === null) this.unpriced = true;
     else this.cost += cost;
@@ -110,12 +113,34 @@ export class RequestCharge {
     this.attempts += attempts;
   }
 
-  /** The rate-limit headers of the admission and the response cache's verdict, for every answer. */
+  /**
+   * A provider attempt failed without an answer; `outputUnknown` when it may have produced output (it
+   * was sent and then timed out, broke or was cancelled), so its usage is unknown (rule 6).
+   */
+  attemptFailed(outputUnknown: boolean): void {
+    if (outputUnknown) this.ticket.output?.attempt('unknown');
+  }
+
+  /** Waits for the output-token writes started so far, so headers show the final accounting. */
+  outputAccounted(): Promise<void> {
+    return this.ticket.output?.flush() ?? Promise.resolve();
+  }
+
+  /**
+   * The rate-limit headers of the admission (output headers as last recorded) and the response
+   * cache's verdict, for every answer.
+   */
   get headers(): Readonly<Record<string, string>> {
+    const output = this.ticket.output;
+    if (output) return { ...this.ticket.headers, ...output.headers, ...this.cacheHeader() };
     this.answerHeaders ??= this.cacheStatus
       ? { ...this.ticket.headers, 'x-switchboard-cache': this.cacheStatus }
       : this.ticket.headers;
     return this.answerHeaders;
+  }
+
+  private cacheHeader(): Record<string, string> {
+    return this.cacheStatus ? { 'x-switchboard-cache': this.cacheStatus } : {};
   }
 
   /** Records the response cache's verdict for this request's answer headers. */
@@ -133,9 +158,14 @@ export class RequestCharge {
     this.adjustments.length = 0;
   }
 
-  /** Content reached the caller but the answer never completed: its usage is unknown, never estimated. */
-  incomplete(): void {
+  /**
+   * Content reached the caller but the answer never completed: its usage is unknown, never estimated.
+   * `attemptOpen`: a provider attempt was still running (a stream cut or left), so its output is
+   * unknown too; false when routing already reported every attempt (attemptFailed).
+   */
+  incomplete(attemptOpen = true): void {
     this.usageUnknown = true;
+    if (attemptOpen) this.ticket.output?.attempt('unknown');
   }
 
   /** A stream's first chunk arrived. */
@@ -167,12 +197,15 @@ export class RequestCharge {
       adjustments: this.adjustments,
       cost: this.cost,
     });
-    if (!this.request || !this.accounting) return counters;
+    if (!this.request || !this.accounting) {
+      await Promise.all([counters, this.outputAccounted()]);
+      return;
+    }
     const record = this.record(status, known, cost);
     // Labelled by the model group (bounded), not by the free-form name a wildcard group answered.
     if (cost !== null && cost > 0)
       this.accounting.metrics.spend.inc({ model: record.modelGroup ?? record.model }, cost);
-    await Promise.all([counters, this.accounting.writer.write(record, waited)]);
+    await Promise.all([counters, this.accounting.writer.write(record, waited), this.outputAccounted()]);
   }
 
   private record(status: number, known: boolean, cost: number | null): SpendRecord {
@@ -208,6 +241,12 @@ export class RequestCharge {
       cacheHit: this.cacheHit,
     };
   }
+}
+
+/** An attempt's output tokens (reasoning and tool calls included), or unknown without a valid count. */
+function outputOf(usage: Usage | undefined): number | 'unknown' {
+  const tokens = usage?.completion_tokens;
+  return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 0 ? tokens : 'unknown';
 }
 
 function count(value: unknown): number {

@@ -117,6 +117,7 @@ export class TextPipeline {
     } catch (error) {
       throw error instanceof SpendNotRecorded ? error.failure : error;
     }
+    await charge.outputAccounted();
     return { ...outcome, headers: charge.headers };
   }
 
@@ -135,6 +136,7 @@ export class TextPipeline {
       requestId: context.requestId,
       tokenEstimate: Math.ceil(context.bodyBytes / 4),
       startedAt: started,
+      countsOutput: true,
     });
   }
 
@@ -162,6 +164,7 @@ export class TextPipeline {
       // Fallbacks obey the key's model allow-list, and charge the per-model limits of the group they use.
       mayUseGroup: (name: string) => mayUseModel(context.caller, name),
       enterGroup: (name: string) => charge.ticket.admitModel(name),
+      attemptFailed: (outputUnknown: boolean) => charge.attemptFailed(outputUnknown),
     };
     try {
       if (request.stream === true) {
@@ -187,6 +190,8 @@ export class TextPipeline {
       charge.routed(routed.deployment.id, routed.modelGroup, routed.attempts);
       this.answered(model, routed.deployment, response.usage, charge);
       if (ownsCharge) await this.settleAnswer(charge);
+      // A JSON answer's output headers show the final accounting (spec output headers).
+      if (ownsCharge) await charge.outputAccounted();
       if (plan && this.options.cache)
         void this.options.cache.put(plan, {
           kind: 'json',
@@ -217,7 +222,8 @@ export class TextPipeline {
         charge.routed(...routingOf(failure));
         // Cancelled or timed out after the request went up: the provider may have produced tokens.
         const status = statusOf(failure);
-        if (status === 499 || status === 504) charge.incomplete();
+        // Routing already reported each attempt's output (attemptFailed): none is still open.
+        if (status === 499 || status === 504) charge.incomplete(false);
         settleQuietly(charge, statusOf(failure));
       }
       this.finish(model, statusOf(failure), started);

@@ -42,6 +42,12 @@ export interface RouteContext {
    * per-model limits of that group; false (a limit is exhausted) skips the group.
    */
   enterGroup?: (group: string) => Promise<boolean>;
+  /**
+   * Called for each failed attempt: `outputUnknown` when the upstream may have produced output (the
+   * request was sent and then timed out, broke, was cancelled or answered garbage); false when nothing
+   * was generated (no connection, a pool timeout, an error status). Output-token accounting reads it.
+   */
+  attemptFailed?: (outputUnknown: boolean) => void;
 }
 
 interface Plan {
@@ -268,6 +274,7 @@ export class Router {
           // A caller mistake the adapter recognised (no voice, an unknown one): not the deployment's fault.
           if (error instanceof GatewayError) throw failed(error, attempts, deployment);
           const upstream = this.countFailure(deployment, error);
+          context.attemptFailed?.(mayHaveProducedOutput(upstream));
           if (upstream instanceof LocalFailure)
             throw failed(upstreamFailure(upstream, requested.name), attempts, deployment);
           lastError = upstream;
@@ -412,6 +419,16 @@ function fits(group: ModelGroup, promptTokenEstimate: number): boolean {
     (deployment) =>
       deployment.maxInputTokens === undefined || deployment.maxInputTokens >= promptTokenEstimate,
   );
+}
+
+/**
+ * Whether a failed attempt may have produced output: not when nothing was sent (connect failure, pool
+ * timeout: known zero) or the upstream answered an error status; otherwise its usage is unknown. A
+ * failure of our own code may come after the request left, so it counts as unknown too.
+ */
+function mayHaveProducedOutput(error: UpstreamError | LocalFailure): boolean {
+  if (error instanceof LocalFailure) return true;
+  return error.kind !== 'connect' && error.kind !== 'pool_timeout' && error.kind !== 'status';
 }
 
 function outcomeOf(error: UpstreamError): string {
