@@ -9,15 +9,21 @@ import type { Config } from './config/config.ts';
 import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
 import { createKeyHasher } from './identity/api-key-secret.ts';
-import { AuthInvalidationPublisher } from './identity/auth-invalidation.ts';
+import {
+  AuthInvalidationPublisher,
+  allListeners,
+  listenForInvalidations,
+} from './identity/auth-invalidation.ts';
 import { Authenticator } from './identity/authenticator.ts';
 import { IdentityAdmin } from './identity/identity-admin.ts';
 import { OrganizationOf } from './identity/organization-of.ts';
+import { TierPolicyAdmin } from './identity/tier-policy-admin.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { systemRandom } from './lib/random.ts';
 import { BudgetReconciler } from './limits/budget-reconciler.ts';
 import { CallerAdmission } from './limits/caller-admission.ts';
 import { DeploymentCapacity } from './limits/deployment-capacity.ts';
+import { TierPolicies } from './limits/tier-policies.ts';
 import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
@@ -38,6 +44,7 @@ import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
+import { TierPolicyRepository } from './store/db/repositories/tier-policy-repository.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
 import { RedisSharedStore } from './store/shared/redis-shared-store.ts';
 import type { SharedStore } from './store/shared/shared-store.ts';
@@ -63,6 +70,8 @@ export interface Gateway {
   readiness: Readiness;
   database: Database;
   store: SharedStore;
+  /** This replica's in-memory tier-policy view (what admission reads). */
+  tierPolicies: TierPolicies;
   /**
    * Reports not ready and keeps serving for `preStopMs` (load balancers take the replica out meanwhile),
    * then stops accepting and finishes in-flight requests within `graceMs`; streams still open after it
@@ -107,12 +116,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     clock,
     ttlMs: general.auth_cache_ttl_seconds * 1000,
   });
-  await authenticator.listen(store);
+  const tierPolicies = await startTierPolicies(config, database, logger);
+  await listenForInvalidations(store, [
+    { invalidate: (targets) => authenticator.invalidate(targets), resync: () => authenticator.clear() },
+    { invalidate: (targets) => tierPolicies.invalidate(targets), resync: () => void tierPolicies.refresh() },
+  ]);
   const publisher = new AuthInvalidationPublisher({
     db: database.db,
     store,
-    local: authenticator,
+    local: allListeners([authenticator, tierPolicies]),
     now: () => clock.now(),
+  });
+  const tierPolicyAdmin = new TierPolicyAdmin({
+    db: database.db,
+    publisher,
+    clock,
+    applied: () => tierPolicies.refresh(),
   });
   const identityAdmin = new IdentityAdmin({ db: database.db, publisher, hashKey, clock });
   const auditRetention = new AuditRetention({
@@ -249,6 +268,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     mcp,
     spend: new SpendQueries({ db: telemetry.db, clock }),
     responseCacheStore: store,
+    tierPolicyAdmin,
+    tierPolicies,
+    settingsBackends: { database: database.dialect, shared_store: store.kind },
   });
 
   return {
@@ -256,6 +278,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     readiness,
     database,
     store,
+    tierPolicies,
     async close(
       graceMs = general.shutdown_grace_seconds * 1000,
       preStopMs = general.shutdown_pre_stop_seconds * 1000,
@@ -288,6 +311,37 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await database.close();
     },
   };
+}
+
+/** The tier-policy view, loaded before the gateway serves; its modes are the ones read at start. */
+async function startTierPolicies(config: Config, database: Database, logger: Logger): Promise<TierPolicies> {
+  const general = config.general_settings;
+  const repository = new TierPolicyRepository(database.db);
+  const tierPolicies = new TierPolicies({
+    mode: general.tier_policy_mode,
+    missingServiceMode: general.tier_policy_missing_service_mode,
+    load: async () =>
+      (await repository.listAll()).map((row) => ({
+        organizationId: row.organization_id,
+        model: row.model,
+        outputTpmLimit: row.output_tpm_limit,
+      })),
+    onError: (error) => logger.warn({ err: error }, 'tier policy reload failed; the previous view stays'),
+  });
+  await tierPolicies.start();
+  const modes = {
+    tier_policy_mode: general.tier_policy_mode,
+    tier_policy_missing_service_mode: general.tier_policy_missing_service_mode,
+    sources: config.tier_mode_sources,
+    stored_policies: tierPolicies.size,
+  };
+  if (general.tier_policy_mode === 'enforce' && !tierPolicies.enforcing)
+    logger.warn(
+      modes,
+      'tier_policy_mode is enforce but tier_policy_missing_service_mode is fail_open: tier policies are stored and listed but NOT enforced (enforcement needs fail_closed)',
+    );
+  else logger.info(modes, tierPolicies.enforcing ? 'tier policies enforced' : 'tier policies not enforced');
+  return tierPolicies;
 }
 
 async function createSharedStore(

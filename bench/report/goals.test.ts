@@ -66,6 +66,9 @@ describe('evaluateGoals', () => {
       verdict: 'mixed',
     });
     expect(goal('Added p50 < 1 ms at 200 req/s on /v1/messages')).toMatchObject({ verdict: 'not measured' });
+    expect(goal('Added p50 < 1 ms at 200 req/s on /v1/embeddings')).toMatchObject({
+      verdict: 'not measured',
+    });
   });
 
   it('judges cache hits against the pass-through latency of the same round', () => {

@@ -73,6 +73,20 @@ describe('summarizeTargets', () => {
       latency: { p50: 990, p90: 0, p99: 0 },
     }),
     phase({
+      target: 'direct',
+      round: 1,
+      phase: 'embeddings',
+      rate: 200,
+      latency: { p50: 450, p90: 0, p99: 0 },
+    }),
+    phase({
+      target: 'switchboard',
+      round: 1,
+      phase: 'embeddings',
+      rate: 200,
+      latency: { p50: 1250, p90: 0, p99: 0 },
+    }),
+    phase({
       target: 'switchboard',
       round: 1,
       phase: 'cached',
@@ -111,6 +125,8 @@ describe('summarizeTargets', () => {
     const switchboard = find('switchboard', 1);
     expect(switchboard.addedP50ByFormat.get('responses')).toBe(690);
     expect(switchboard.addedP50ByFormat.has('messages')).toBe(false);
+    // The embeddings phase: the same request to both, so the same subtraction.
+    expect(switchboard.addedP50ByFormat.get('embeddings')).toBe(800);
     expect(switchboard.cachedP50).toBe(400);
     // The translated phases leave the chat latency figures alone.
     expect(switchboard.latencyByRate.get(200)?.p50).toBe(1100);

@@ -20,9 +20,12 @@ export interface TargetSummary {
   firstByte?: { p50: number; p99: number };
   addedFirstByteP50?: number;
   lastByteP50?: number;
-  /** The translated phases: p50 by phase (µs), and minus the direct target's p50 in the same round. */
-  latencyByFormat: Map<'responses' | 'messages', number>;
-  addedP50ByFormat: Map<'responses' | 'messages', number>;
+  /**
+   * The translated phases and embeddings: p50 by phase (µs), and minus the direct target's p50 in the
+   * same round.
+   */
+  latencyByFormat: Map<'responses' | 'messages' | 'embeddings', number>;
+  addedP50ByFormat: Map<'responses' | 'messages' | 'embeddings', number>;
   /** The cached phase: p50 of cache hits at 200 req/s, µs. */
   cachedP50?: number;
   /** Admission phase (limited key only): p50s of the two keys, sent alternately, µs. */
@@ -98,7 +101,10 @@ function summarizeOne(phases: PhaseMeasurement[]): TargetSummary {
       }
     }
     if (phase.phase === 'cached' && phase.latency) summary.cachedP50 = phase.latency.p50;
-    if ((phase.phase === 'responses' || phase.phase === 'messages') && phase.latency)
+    if (
+      (phase.phase === 'responses' || phase.phase === 'messages' || phase.phase === 'embeddings') &&
+      phase.latency
+    )
       summary.latencyByFormat.set(phase.phase, phase.latency.p50);
     if (phase.phase === 'admission' && phase.latency && phase.referenceLatency) {
       summary.admission = { limitedP50: phase.latency.p50, unlimitedP50: phase.referenceLatency.p50 };

@@ -6,7 +6,16 @@ describe('parseBenchOptions', () => {
     const options = parseBenchOptions([]);
     expect(options).toMatchObject({
       targets: ['direct', 'bare', 'switchboard', 'switchboard-limited'],
-      phases: ['throughput', 'latency', 'stream', 'admission', 'responses', 'messages', 'cached'],
+      phases: [
+        'throughput',
+        'latency',
+        'stream',
+        'admission',
+        'responses',
+        'messages',
+        'cached',
+        'embeddings',
+      ],
       rounds: 2,
       durationSeconds: 5,
       concurrency: 32,

@@ -10,6 +10,7 @@ export const PHASE_NAMES = [
   'responses',
   'messages',
   'cached',
+  'embeddings',
 ] as const;
 
 export type TargetName = (typeof TARGET_NAMES)[number];
@@ -69,6 +70,8 @@ Phases (--phases, comma-separated; default all):
   messages     the same on /v1/messages (Anthropic Messages, translated to chat upstream)
   cached       open loop at 200 req/s with a key whose answers come from the response cache: every
                request after the first is a hit; compared with the pass-through latency phase
+  embeddings   open loop at 200 req/s on /v1/embeddings: four passages in, four 1,536-dimension
+               base64 vectors out (as the openai SDK asks), against the upstream answering it alone
 
 Options:
   --quick                 one round of 2-second phases (about a minute)

@@ -124,15 +124,15 @@ function phasePlans(options: BenchOptions): PhasePlan[] {
     for (const rate of options.rates) plans.push({ phase: 'latency', rate });
   if (options.phases.includes('stream')) plans.push({ phase: 'stream', rate: options.streamRate });
   if (options.phases.includes('admission')) plans.push({ phase: 'admission', rate: GOAL_RATE });
-  for (const phase of ['responses', 'messages', 'cached'] as const)
+  for (const phase of ['responses', 'messages', 'cached', 'embeddings'] as const)
     if (options.phases.includes(phase)) plans.push({ phase, rate: GOAL_RATE });
   return plans;
 }
 
 function targetsOf(plan: PhasePlan, targets: readonly Target[]): readonly Target[] {
   if (plan.phase === 'admission') return admissionTargets(targets);
-  // The translated phases compare Switchboard with its floor, the upstream alone.
-  if (plan.phase === 'responses' || plan.phase === 'messages')
+  // The translated phases and embeddings compare Switchboard with its floor, the upstream alone.
+  if (plan.phase === 'responses' || plan.phase === 'messages' || plan.phase === 'embeddings')
     return targets.filter((target) => target.name === 'direct' || target.name === 'switchboard');
   // The cached phase compares Switchboard's hits with its own pass-through latency phase.
   if (plan.phase === 'cached') return targets.filter((target) => target.name === 'switchboard');

@@ -5,6 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { chatRequestBody, messagesRequestBody, responsesRequestBody } from '../load/chat-request-body.ts';
 import { type ClosedLoopTool, runClosedLoop } from '../load/closed-loop.ts';
+import { embeddingRequestBody } from '../load/embedding-request-body.ts';
 import type { OpenLoopOptions, OpenLoopResult, VariantResult } from '../load/open-loop-client.ts';
 import type { Distribution } from '../measure/percentiles.ts';
 import {
@@ -202,9 +203,15 @@ async function drive(
 
 /**
  * What a phase sends: chat to every target, except the translated phases, where Switchboard gets the
- * same conversation on /v1/responses or /v1/messages and the upstream alone (the floor) gets chat.
+ * same conversation on /v1/responses or /v1/messages and the upstream alone (the floor) gets chat, and
+ * the embeddings phase, where every target gets the same embeddings request on /v1/embeddings.
  */
 function requestOf(target: Target, phase: PhaseName, stream: boolean): { url: string; body: string } {
+  if (phase === 'embeddings')
+    return {
+      url: target.url.replace(/\/v1\/chat\/completions$/, '/v1/embeddings'),
+      body: embeddingRequestBody(),
+    };
   const translated = target.name.startsWith('switchboard') && (phase === 'responses' || phase === 'messages');
   if (!translated) return { url: target.url, body: chatRequestBody(stream) };
   const url = target.url.replace(/\/v1\/chat\/completions$/, `/v1/${phase}`);

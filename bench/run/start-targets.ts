@@ -4,6 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { chatRequestBody } from '../load/chat-request-body.ts';
+import { embeddingRequestBody } from '../load/embedding-request-body.ts';
 import { sumMetric } from '../measure/prometheus-text.ts';
 import { type PrivateRedis, startPrivateRedis } from '../servers/private-redis.ts';
 import {
@@ -131,6 +132,7 @@ export async function startTargets(
     let limitHeaders: string[] = [];
     for (const target of targets) {
       const headers = await probe(target);
+      if (options.phases.includes('embeddings')) await probeEmbeddings(target);
       if (target.name === 'switchboard-limited')
         limitHeaders = headers.filter((name) => name.includes('ratelimit'));
     }
@@ -161,6 +163,21 @@ async function readStoreErrors(port: number): Promise<number | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** One embeddings request, for the embeddings phase; throws unless it succeeds. */
+async function probeEmbeddings(target: Target): Promise<void> {
+  const answer = await fetch(target.url.replace(/\/v1\/chat\/completions$/, '/v1/embeddings'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: embeddingRequestBody(),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = await answer.text();
+  if (answer.status !== 200)
+    throw new Error(
+      `${target.name} answered ${answer.status} to the embeddings probe: ${body.slice(0, 500)}`,
+    );
 }
 
 /** One chat request and one stream; throws unless both succeed. Returns the chat answer's header names. */

@@ -1,11 +1,13 @@
 /**
  * The benchmark's upstream: plain `node:http`, no framework, answering `POST …/chat/completions` in
- * the OpenAI wire format with a fixed JSON answer or an SSE stream. Run as a process it listens on
- * loopback and prints `{"port": N}` on its first stdout line.
+ * the OpenAI wire format with a fixed JSON answer or an SSE stream, and `POST …/embeddings` with one
+ * fixed vector per input. Run as a process it listens on loopback and prints `{"port": N}` on its first
+ * stdout line.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { completionJson, streamEvents } from './chat-payloads.ts';
+import { embeddingsJson } from './embedding-payloads.ts';
 
 export interface RawUpstreamOptions {
   /** Content chunks per stream. */
@@ -20,9 +22,21 @@ export function createRawUpstream(options: RawUpstreamOptions): Server {
     streamEvents({ chunkCount: options.chunkCount, includeUsage }).map((event) => Buffer.from(event));
   const plainStream = toBuffers(false);
   const usageStream = toBuffers(true);
+  // Answers by input count and encoding, built on first use.
+  const embeddings = new Map<string, Buffer>();
+  const embeddingsAnswer = (count: number, base64: boolean) => {
+    const key = `${count}:${base64}`;
+    let answer = embeddings.get(key);
+    if (!answer) {
+      answer = Buffer.from(embeddingsJson(count, base64));
+      embeddings.set(key, answer);
+    }
+    return answer;
+  };
 
   return createServer({ keepAliveTimeout: 75_000 }, (request, response) => {
-    if (request.method !== 'POST' || !request.url?.endsWith('/chat/completions')) {
+    const embedding = request.url?.endsWith('/embeddings') === true;
+    if (request.method !== 'POST' || !(embedding || request.url?.endsWith('/chat/completions'))) {
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end('{"error":{"message":"not found","type":"invalid_request_error"}}');
       return;
@@ -30,12 +44,24 @@ export function createRawUpstream(options: RawUpstreamOptions): Server {
     const pieces: Buffer[] = [];
     request.on('data', (piece: Buffer) => pieces.push(piece));
     request.on('end', () => {
-      let body: { stream?: unknown; stream_options?: { include_usage?: unknown } };
+      let body: {
+        stream?: unknown;
+        stream_options?: { include_usage?: unknown };
+        input?: unknown;
+        encoding_format?: unknown;
+      };
       try {
         body = JSON.parse(Buffer.concat(pieces).toString('utf8'));
       } catch {
         response.writeHead(400, { 'content-type': 'application/json' });
         response.end('{"error":{"message":"invalid JSON","type":"invalid_request_error"}}');
+        return;
+      }
+      if (embedding) {
+        const count = Array.isArray(body.input) && typeof body.input[0] !== 'number' ? body.input.length : 1;
+        const answer = embeddingsAnswer(count, body.encoding_format === 'base64');
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+        response.end(answer);
         return;
       }
       if (body.stream === true) {

@@ -4,6 +4,7 @@
  * nothing is rejected) plus `max_parallel_requests`, to measure what admission costs (issue 4).
  */
 import { BENCH_MODEL } from '../load/chat-request-body.ts';
+import { BENCH_EMBEDDING_MODEL } from '../load/embedding-request-body.ts';
 
 /** Far above anything a benchmark run sends, so the limited key is never rejected. */
 export const GENEROUS_LIMITS = {
@@ -37,10 +38,13 @@ export async function issueBenchKeys(
     if (!response.ok) throw new Error(`POST /ui/api/${path} answered ${response.status}: ${text}`);
     return JSON.parse(text) as { key?: string };
   };
-  const unlimited = await admin('keys', { key_name: 'bench-unlimited', models: [BENCH_MODEL] });
+  const unlimited = await admin('keys', {
+    key_name: 'bench-unlimited',
+    models: [BENCH_MODEL, BENCH_EMBEDDING_MODEL],
+  });
   const cached = await admin('keys', {
     key_name: 'bench-cached',
-    models: [BENCH_MODEL],
+    models: [BENCH_MODEL, BENCH_EMBEDDING_MODEL],
     cache_enabled: true,
   });
   const keys: BenchKeys = {
@@ -61,7 +65,7 @@ export async function issueBenchKeys(
     });
     const limited = await admin('keys', {
       key_name: 'bench-limited',
-      models: [BENCH_MODEL],
+      models: [BENCH_MODEL, BENCH_EMBEDDING_MODEL],
       user_id: 'bench-user',
       team_id: 'bench-team',
       ...GENEROUS_LIMITS,

@@ -1,6 +1,6 @@
 /**
- * Switchboard as a benchmark target: a generated configuration (one model group, one deployment on
- * the raw upstream), the real CLI (`src/main.ts serve`, one worker, auth on, request logging at its
+ * Switchboard as a benchmark target: a generated configuration (a chat group and an embedding group,
+ * each one deployment on the raw upstream), the real CLI (`src/main.ts serve`, one worker, auth on, request logging at its
  * default) pinned to the proxy CPU, and API keys created through the admin API.
  */
 import { randomBytes } from 'node:crypto';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { freePort } from '../../test/support/tcp-ports.ts';
 import { BENCH_MODEL } from '../load/chat-request-body.ts';
+import { BENCH_EMBEDDING_MODEL } from '../load/embedding-request-body.ts';
 import { spawnTracked, stopProcess } from '../run/child-processes.ts';
 import { ANSWER_TEXT } from './chat-payloads.ts';
 import { issueBenchKeys } from './switchboard-keys.ts';
@@ -46,14 +47,10 @@ export interface SwitchboardTarget {
 }
 
 export function switchboardConfig(provider: SwitchboardProvider, launch: SwitchboardLaunch): string {
+  const upstream = [`      api_base: http://127.0.0.1:${launch.upstreamPort}/v1`, '      api_key: anything'];
   const params =
     provider === 'openai'
-      ? [
-          '      provider: openai',
-          '      model: bench-upstream-model',
-          `      api_base: http://127.0.0.1:${launch.upstreamPort}/v1`,
-          '      api_key: anything',
-        ]
+      ? ['      provider: openai', '      model: bench-upstream-model', ...upstream]
       : [
           '      provider: fake',
           '      model: bench-upstream-model',
@@ -69,6 +66,15 @@ export function switchboardConfig(provider: SwitchboardProvider, launch: Switchb
     ...params,
     '    model_info:',
     '      id: bench-deployment',
+    // The embeddings phase: the same provider choice, in its own group.
+    `  - model_name: ${BENCH_EMBEDDING_MODEL}`,
+    '    params:',
+    `      provider: ${provider}`,
+    '      model: bench-upstream-embedding-model',
+    ...(provider === 'openai' ? upstream : []),
+    '    model_info:',
+    '      id: bench-embedding-deployment',
+    '      mode: embedding',
     'general_settings:',
     `  spend_ingestion_mode: ${launch.spendMode}`,
     ...(launch.redisUrl ? [`  redis_url: ${launch.redisUrl}`] : []),

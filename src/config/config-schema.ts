@@ -181,6 +181,7 @@ export const GeneralSettingsSchema = Type.Object(
     tier_policy_missing_service_mode: Type.Optional(Type.Enum(['fail_open', 'fail_closed'])),
     auth_cache_ttl_seconds: Type.Optional(Seconds),
     max_request_body_bytes: Type.Optional(PositiveInteger),
+    max_upload_bytes: Type.Optional(PositiveInteger),
     request_timeout_seconds: Type.Optional(Seconds),
     body_read_timeout_seconds: Type.Optional(Seconds),
     shutdown_grace_seconds: Type.Optional(Type.Number({ minimum: 0 })),

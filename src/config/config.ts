@@ -1,5 +1,6 @@
 /** The validated, defaulted, deep-frozen configuration every layer receives (never process.env). */
 import type { RoutingStrategyName } from './config-schema.ts';
+import type { TierModes } from './tier-modes.ts';
 
 export interface ModelParams {
   provider: string;
@@ -93,6 +94,8 @@ export interface GeneralSettings {
   tier_policy_missing_service_mode: 'fail_open' | 'fail_closed';
   auth_cache_ttl_seconds: number;
   max_request_body_bytes: number;
+  /** Largest file a multipart upload may carry (audio transcriptions); at least max_request_body_bytes. */
+  max_upload_bytes: number;
   request_timeout_seconds: number;
   /** Longest a client may take to send a request body (408 after). */
   body_read_timeout_seconds: number;
@@ -133,6 +136,8 @@ export interface Config {
   source: string;
   /** Settings that were accepted but have no effect (LiteLLM keys Switchboard ignores). */
   warnings: readonly string[];
+  /** Where each effective tier-policy mode came from (config/tier-modes.ts). */
+  tier_mode_sources: Readonly<TierModes['sources']>;
 }
 
 export function isPostgresUrl(databaseUrl: string): boolean {

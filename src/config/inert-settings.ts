@@ -8,8 +8,6 @@ import type { ConfigFile } from './config-schema.ts';
 /** general_settings whose feature is not built yet: only the default value is accepted. */
 export const NOT_BUILT_YET: ReadonlyArray<{ key: string; default: unknown; feature: string }> = [
   { key: 'embeddings_batch_enabled', default: false, feature: 'files and batches' },
-  { key: 'tier_policy_mode', default: 'off', feature: 'output-token tier policies' },
-  { key: 'tier_policy_missing_service_mode', default: 'fail_open', feature: 'output-token tier policies' },
 ];
 
 /** model_info keys the gateway reads; any other is descriptive. */

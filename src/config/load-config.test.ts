@@ -20,10 +20,10 @@ function issuesOf(yaml: string, env: Record<string, string> = {}): readonly stri
 describe('configuration loading', () => {
   it('refuses settings of features not built yet when set to anything but their default (nothing inert)', () => {
     expect(
-      issuesOf('general_settings:\n  embeddings_batch_enabled: true\n  tier_policy_mode: enforce\n'),
+      issuesOf('general_settings:\n  embeddings_batch_enabled: true\n  tier_policy_mode: shadow\n'),
     ).toEqual([
       'general_settings.embeddings_batch_enabled: true needs files and batches, which is not built yet; remove the key or set false',
-      'general_settings.tier_policy_mode: "enforce" needs output-token tier policies, which is not built yet; remove the key or set "off"',
+      'general_settings.tier_policy_mode: "shadow" is not built (tier limits would be neither enforced nor measured); use "off" or "enforce"',
     ]);
     expect(
       parseConfig('general_settings:\n  spend_ingestion_mode: outbox\n', { ...base }).general_settings
@@ -94,7 +94,7 @@ describe('configuration loading', () => {
     );
     expect(issues).toHaveLength(21);
     expect(issues).toContain(
-      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, response_cache, audit_retention_days)',
+      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, max_upload_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, response_cache, audit_retention_days)',
     );
     expect(issues.some((issue) => issue.startsWith('general_settings.max_request_body_bytes:'))).toBe(true);
     expect(issues.some((issue) => issue.startsWith('router_settings.num_retries:'))).toBe(true);

@@ -18,6 +18,7 @@ import { ConfigError } from './config-error.ts';
 import { type ConfigFile, ConfigFileSchema } from './config-schema.ts';
 import { checkInertSettings } from './inert-settings.ts';
 import { applyLiteLlmAliases, writtenPath } from './litellm-aliases.ts';
+import { resolveTierModes } from './tier-modes.ts';
 
 export interface LoadConfigOptions {
   /** Path of the YAML file; undefined selects the embedded default. */
@@ -212,6 +213,9 @@ function buildConfig(
   const modelList = buildModelList(file, issues);
   const urlPolicy: UpstreamUrlPolicy = { allowedHosts: general.upstream_allowed_hosts ?? null };
   checkApiBases(modelList, urlPolicy, issues);
+  if ((general.max_upload_bytes ?? Infinity) < (general.max_request_body_bytes ?? 10 * 1024 * 1024))
+    issues.push('general_settings.max_upload_bytes: must be at least max_request_body_bytes');
+  const tierModes = resolveTierModes(general, options.env, issues);
   const groups = new Set(modelList.map((model) => model.model_name));
   const fallbacks = buildFallbacks(router.fallbacks, 'router_settings.fallbacks', groups, issues);
   const contextFallbacks = buildFallbacks(
@@ -267,10 +271,13 @@ function buildConfig(
       spend_finalization_timeout_ms: general.spend_finalization_timeout_ms ?? 5_000,
       embeddings_batch_enabled: general.embeddings_batch_enabled ?? false,
       cache_invalidation_worker_enabled: general.cache_invalidation_worker_enabled ?? true,
-      tier_policy_mode: general.tier_policy_mode ?? 'off',
-      tier_policy_missing_service_mode: general.tier_policy_missing_service_mode ?? 'fail_open',
+      tier_policy_mode: tierModes.tier_policy_mode,
+      tier_policy_missing_service_mode: tierModes.tier_policy_missing_service_mode,
       auth_cache_ttl_seconds: general.auth_cache_ttl_seconds ?? 60,
       max_request_body_bytes: general.max_request_body_bytes ?? 10 * 1024 * 1024,
+      // OpenAI's own upload limit; never below the JSON body limit (an upload is the larger request).
+      max_upload_bytes:
+        general.max_upload_bytes ?? Math.max(25 * 1024 * 1024, general.max_request_body_bytes ?? 0),
       request_timeout_seconds: general.request_timeout_seconds ?? 600,
       body_read_timeout_seconds: general.body_read_timeout_seconds ?? 30,
       shutdown_grace_seconds: general.shutdown_grace_seconds ?? 30,
@@ -284,6 +291,7 @@ function buildConfig(
       audit_retention_days: general.audit_retention_days === undefined ? 365 : general.audit_retention_days,
     },
     mcp_servers: buildMcpServers(file.mcp_servers ?? [], urlPolicy, issues),
+    tier_mode_sources: tierModes.sources,
   };
 }
 

@@ -13,7 +13,9 @@ import type { Config } from '../config/config.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
 import type { IdentityAdmin } from '../identity/identity-admin.ts';
 import type { OrganizationOf } from '../identity/organization-of.ts';
+import type { TierPolicyAdmin } from '../identity/tier-policy-admin.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { TierPolicies } from '../limits/tier-policies.ts';
 import type { McpServices } from '../mcp/mcp-services.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -57,4 +59,9 @@ export interface AppDependencies {
   responseCacheStore: Pick<SharedStore, 'cacheDelete'>;
   /** The admin read side of spend; without it the spend routes and view totals are left out. */
   spend?: SpendQueries;
+  /** Tier policies: the admin use cases and the in-memory view admission reads. */
+  tierPolicyAdmin: TierPolicyAdmin;
+  tierPolicies: TierPolicies;
+  /** Which backends this replica uses (GET /ui/api/settings shows kinds, never URLs). */
+  settingsBackends: { database: string; shared_store: string };
 }

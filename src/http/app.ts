@@ -32,7 +32,11 @@ import { registerModelRoutes } from './routes/model-routes.ts';
 import { registerRerankRoute } from './routes/rerank-route.ts';
 import { registerResponsesRoute } from './routes/responses-route.ts';
 import { registerRoutingDiagnosticsRoutes } from './routes/routing-diagnostics-routes.ts';
+import { registerSettingsRoutes } from './routes/settings-routes.ts';
+import { registerSpeechRoute } from './routes/speech-route.ts';
 import { registerSpendRoutes } from './routes/spend-routes.ts';
+import { registerTierPolicyRoutes } from './routes/tier-policy-routes.ts';
+import { registerTranscriptionsRoute } from './routes/transcriptions-route.ts';
 import { validatorCompiler } from './validator-compiler.ts';
 
 export const VERSION = '0.1.0';
@@ -80,12 +84,16 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerEmbeddingsRoute(app, deps);
   registerImagesRoute(app, deps);
   registerRerankRoute(app, deps);
+  registerSpeechRoute(app, deps);
+  registerTranscriptionsRoute(app, deps);
   registerMcpGatewayRoute(app, deps);
   registerMcpServerRoutes(app, deps);
   registerMcpAccessRoutes(app, deps);
   registerLiteLlmManagementRoutes(app, deps);
   registerSpendRoutes(app, deps);
   registerCacheRoutes(app, deps);
+  registerTierPolicyRoutes(app, deps);
+  registerSettingsRoutes(app, deps);
   return app;
 }
 

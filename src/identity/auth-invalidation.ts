@@ -17,7 +17,9 @@ export type InvalidationTarget =
   | { kind: 'key'; id: string }
   | { kind: 'user'; id: string }
   | { kind: 'team'; id: string }
-  | { kind: 'organization'; id: string };
+  | { kind: 'organization'; id: string }
+  /** Tier policies of an organization changed: every replica reloads its tier-policy view. */
+  | { kind: 'tier_policies'; id: string };
 
 export interface InvalidationListener {
   invalidate(targets: readonly InvalidationTarget[]): void;
@@ -92,6 +94,40 @@ export class AuthInvalidationPublisher {
 export interface QueuedMessage {
   invalidation_id: string;
   message: string;
+}
+
+/** A listener that also knows what to do when messages may have been missed. */
+export interface ResyncingListener extends InvalidationListener {
+  resync(): void;
+}
+
+/** Every listener, as one (the publisher applies a change in its own process through it). */
+export function allListeners(listeners: readonly InvalidationListener[]): InvalidationListener {
+  return {
+    invalidate: (targets) => {
+      for (const listener of listeners) listener.invalidate(targets);
+    },
+  };
+}
+
+/**
+ * Listens for invalidations published by other processes with one subscription (a shared store keeps
+ * one handler per channel) shared by every listener.
+ */
+export async function listenForInvalidations(
+  store: SharedStore,
+  listeners: readonly ResyncingListener[],
+): Promise<void> {
+  await store.subscribe(
+    AUTH_INVALIDATION_CHANNEL,
+    (message) => {
+      const targets = parseInvalidation(message);
+      for (const listener of listeners) listener.invalidate(targets);
+    },
+    () => {
+      for (const listener of listeners) listener.resync();
+    },
+  );
 }
 
 export function parseInvalidation(message: string): InvalidationTarget[] {

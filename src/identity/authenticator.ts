@@ -227,6 +227,8 @@ function matches(caller: Caller, target: InvalidationTarget): boolean {
       return caller.teamId === target.id;
     case 'organization':
       return caller.organizationId === target.id;
+    case 'tier_policies':
+      return false; // cached callers do not carry tier policies (limits/tier-policies.ts does)
   }
 }
 

@@ -94,7 +94,8 @@ export function checkBudgets(body: Partial<BudgetFields>): GatewayError | undefi
   return undefined;
 }
 
-function modelIdProblem(id: string): string | undefined {
+/** Why `id` is not an exact caller-facing model id (also the rule for tier-policy models), if it is not. */
+export function modelIdProblem(id: string): string | undefined {
   if (id.length === 0) return 'is empty';
   if (Buffer.byteLength(id) > MAX_MODEL_ID_BYTES) return `exceeds ${MAX_MODEL_ID_BYTES} UTF-8 bytes`;
   if (id !== id.trim()) return 'has leading or trailing spaces';

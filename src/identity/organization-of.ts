@@ -11,11 +11,15 @@ import { McpBindingRepository } from '../store/db/repositories/mcp-binding-repos
 import { McpToolPolicyRepository } from '../store/db/repositories/mcp-tool-policy-repository.ts';
 import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
 import { TeamRepository } from '../store/db/repositories/team-repository.ts';
+import { TierPolicyRepository } from '../store/db/repositories/tier-policy-repository.ts';
 import { UserRepository } from '../store/db/repositories/user-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 
 export type OwnedThing =
-  | { kind: 'organization' | 'team' | 'user' | 'key' | 'binding' | 'policy' | 'approval'; id: string }
+  | {
+      kind: 'organization' | 'team' | 'user' | 'key' | 'binding' | 'policy' | 'approval' | 'tier_policy';
+      id: string;
+    }
   | { kind: 'scope'; scopeType: string; scopeId: string };
 
 /** An organization id; null when the thing belongs to none (or is server-wide); undefined when it does not exist. */
@@ -61,6 +65,8 @@ export class OrganizationOf {
         const policy = await new McpToolPolicyRepository(db).get(thing.id);
         return policy && this.ofScope(policy.scope_type, policy.scope_id);
       }
+      case 'tier_policy':
+        return (await new TierPolicyRepository(db).get(thing.id))?.organization_id;
       case 'approval': {
         const approval = await new McpApprovalRepository(db).get(thing.id);
         if (!approval) return undefined;

@@ -28,6 +28,7 @@ export const ErrorCode = {
   notFound: 'not_found',
   routeNotFound: 'route_not_found',
   conflict: 'conflict',
+  restartRequired: 'restart_required',
   internal: 'internal_error',
   notReady: 'not_ready',
   upstreamError: 'upstream_error',
@@ -207,6 +208,16 @@ export const errors = {
   },
   conflict(message: string, code: string = ErrorCode.conflict): GatewayError {
     return new GatewayError({ status: 409, type: ErrorType.conflict, code, message });
+  },
+  /** A setting read only at start (spec Versioning 6): the admin settings API cannot change it. */
+  restartRequired(setting: string, message: string): GatewayError {
+    return new GatewayError({
+      status: 409,
+      type: ErrorType.conflict,
+      code: ErrorCode.restartRequired,
+      message,
+      param: setting,
+    });
   },
   notReady(): GatewayError {
     return new GatewayError({

@@ -6,8 +6,12 @@
  * a second. The tier modes are read once at start: they never change while the process runs.
  */
 
-export type TierPolicyMode = 'off' | 'shadow' | 'enforce';
-export type TierMissingServiceMode = 'fail_open' | 'fail_closed';
+import type {
+  TierMissingServiceModeValue as TierMissingServiceMode,
+  TierPolicyModeValue as TierPolicyMode,
+} from '../config/tier-modes.ts';
+
+export type { TierMissingServiceMode, TierPolicyMode };
 
 /** What admission needs to know about tier policies; synchronous, no I/O. */
 export interface TierPolicySource {
@@ -85,9 +89,13 @@ export class TierPolicies implements TierPolicySource {
     this.replace(await this.load());
   }
 
-  /** Invalidation listener: reloads when any target names tier policies. */
+  /**
+   * Invalidation listener: reloads when a target names tier policies, or an organization (deleting
+   * one deletes its policies).
+   */
   invalidate(targets: readonly TierInvalidationTarget[]): void {
-    if (targets.some((target) => target.kind === TIER_POLICY_INVALIDATION)) void this.refresh();
+    if (targets.some((target) => target.kind === TIER_POLICY_INVALIDATION || target.kind === 'organization'))
+      void this.refresh();
   }
 
   /**

@@ -18,6 +18,7 @@ const actors: Actor[] = ['none', 'revoked', 'member', 'otherOrgAdmin', 'orgAdmin
 
 /** DELETE routes run last, dependants first, so every other route still finds its fixtures. */
 const deleteOrder = [
+  'tier-policies',
   'mcp-bindings',
   'mcp-tool-policies',
   'keys',
@@ -78,6 +79,13 @@ describe.each(await availableBackends())('the admin authorization matrix on %s',
     ids.approval_request_id = (
       await callTool(gateway.baseUrl, caller.key, 'matrix.echo', { text: 'x' })
     ).error.data.approval_request_id;
+    ids.tier_policy_id = (
+      await adminOk(gateway, 'POST', '/ui/api/tier-policies', {
+        organization_id: 'org-a',
+        model: 'demo',
+        output_tpm_limit: 1000,
+      })
+    ).tier_policy_id;
     Object.assign(ids, { org_id: 'org-a', team_id: 'team-a', user_id: 'user-a' });
   });
   afterAll(async () => {
@@ -117,6 +125,9 @@ describe.each(await availableBackends())('the admin authorization matrix on %s',
         scope_id: 'team-a',
       },
       'POST /ui/api/mcp-approval-requests/{approval_request_id}/decision': { status: 'rejected' },
+      'POST /ui/api/tier-policies': { organization_id: 'org-a', model: 'matrix', output_tpm_limit: 10 },
+      'PUT /ui/api/tier-policies/{tier_policy_id}': { output_tpm_limit: 500 },
+      'PATCH /ui/api/settings': { general_settings: { request_logging: true } },
     };
     return bodies[`${method} ${path}`] ?? { rpm_limit: 100 };
   }

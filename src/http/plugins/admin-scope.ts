@@ -134,6 +134,18 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
   'GET /ui/api/spend/summary': spendList,
   // A purge reaches every organization's cached answers (and cache_scope: global ones): proxy only.
   'DELETE /ui/api/cache': proxy,
+  // Tier policies are organization-level ceilings, like the organization's own limits (PUT
+  // organizations is proxy-only): organization administrators read theirs but may not lift them.
+  'GET /ui/api/tier-policies': list,
+  'GET /ui/api/tier-policies/:tier_policy_id': owned(({ params }) => [
+    thing('tier_policy', params.tier_policy_id),
+  ]),
+  'POST /ui/api/tier-policies': proxy,
+  'PUT /ui/api/tier-policies/:tier_policy_id': proxy,
+  'DELETE /ui/api/tier-policies/:tier_policy_id': proxy,
+  // Gateway-wide settings: proxy administrators and the master key only.
+  'GET /ui/api/settings': proxy,
+  'PATCH /ui/api/settings': proxy,
   'POST /ui/api/mcp-approval-requests/:approval_request_id/decision': owned(
     ({ params }) => [thing('approval', params.approval_request_id)],
     true,

@@ -16,9 +16,12 @@ import type {
   ImagesCapability,
   ProviderAdapter,
   RerankCapability,
+  SpeechCapability,
+  TranscriptionCapability,
 } from '../provider-adapter.ts';
 import type { UpstreamResponse } from '../send-upstream.ts';
 import { expectStream, protocolError, readJsonAnswer, withFirstChunkDeadline } from '../upstream-exchange.ts';
+import { OpenAiSpeech, OpenAiTranscription } from './openai-audio.ts';
 import { OpenAiEmbeddings } from './openai-embeddings.ts';
 import { classifyErrorResponse } from './openai-errors.ts';
 import { OpenAiImages } from './openai-images.ts';
@@ -35,6 +38,8 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter, ChatCapability 
   readonly embeddings: EmbeddingsCapability;
   readonly images: ImagesCapability;
   readonly rerank: RerankCapability;
+  readonly speech: SpeechCapability;
+  readonly transcription: TranscriptionCapability;
   private readonly transport: OpenAiTransport;
   private readonly settings: DeploymentSettings;
   /** Request fields the deployment sets when the caller does not (computed once). */
@@ -44,6 +49,8 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter, ChatCapability 
     this.transport = new OpenAiTransport(endpoint, settings);
     this.embeddings = new OpenAiEmbeddings(this.transport);
     this.images = new OpenAiImages(this.transport);
+    this.speech = new OpenAiSpeech(this.transport);
+    this.transcription = new OpenAiTranscription(this.transport);
     this.rerank = new OpenAiRerank(this.transport, settings.params.rerank_format as RerankFormat | undefined);
     this.settings = settings;
     this.defaults = requestDefaults(settings.params);

@@ -12,6 +12,7 @@ import * as spend from './migrations/0004-spend.ts';
 import * as budgets from './migrations/0005-budgets.ts';
 import * as audit from './migrations/0006-audit.ts';
 import * as cacheEnabled from './migrations/0007-cache-enabled.ts';
+import * as tierPolicies from './migrations/0008-tier-policies.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0005-budgets': budgets,
   '0006-audit': audit,
   '0007-cache-enabled': cacheEnabled,
+  '0008-tier-policies': tierPolicies,
 };
 
 export interface MigrationReport {

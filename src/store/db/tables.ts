@@ -96,6 +96,15 @@ export interface DatabaseSchema {
   spend_daily: SpendDailyTable;
   spend_outbox: SpendOutboxTable;
   audit_log: AuditLogTable;
+  tier_policies: TierPoliciesTable;
+}
+
+/** Output-token limit per organization and exact caller-facing model (migration 0008). */
+export interface TierPoliciesTable extends Timestamps {
+  tier_policy_id: string;
+  organization_id: string;
+  model: string;
+  output_tpm_limit: number;
 }
 
 /** One admin change (docs/audit.md): appended in the change's transaction, never updated. */

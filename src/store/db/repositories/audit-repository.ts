@@ -33,6 +33,9 @@ export const AUDIT_ACTIONS = [
   'mcp_policy.delete',
   'approval.approve',
   'approval.reject',
+  'tier_policy.create',
+  'tier_policy.update',
+  'tier_policy.delete',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -46,6 +49,7 @@ export const AUDIT_TARGET_TYPES = [
   'mcp_binding',
   'mcp_policy',
   'approval',
+  'tier_policy',
 ] as const;
 
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
