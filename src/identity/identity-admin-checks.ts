@@ -24,6 +24,12 @@ export function validLimits<T extends Partial<LimitFields>>(body: T): T {
   return normalizeModelMaps(body);
 }
 
+/** Whether a write sets an output-token limit (null and omitted fields clear or keep, never add one). */
+export function activatesOutputPolicy(changes: Partial<LimitFields>): boolean {
+  const map = changes.model_output_tpm_limit;
+  return typeof changes.output_tpm_limit === 'number' || (map != null && Object.keys(map).length > 0);
+}
+
 export async function requireOrganization(
   trx: Transaction,
   organizationId: string | null | undefined,

@@ -5,6 +5,7 @@
  * and the invalidation is published after commit.
  */
 import type { Kysely } from 'kysely';
+import type { LimitFields } from '../canonical/caller.ts';
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import { newId } from '../lib/random.ts';
@@ -26,6 +27,7 @@ import type { KeyBody, OrganizationBody, TeamBody, UserBody } from './admin-sche
 import { displayPrefix, generateApiKeySecret, type KeyHasher } from './api-key-secret.ts';
 import type { AuthInvalidationPublisher, InvalidationTarget } from './auth-invalidation.ts';
 import {
+  activatesOutputPolicy,
   durationMs,
   idMismatch,
   MAX_KEY_LIFETIME_MS,
@@ -42,6 +44,11 @@ export interface IdentityAdminOptions {
   publisher: AuthInvalidationPublisher;
   hashKey: KeyHasher;
   clock: Clock;
+  /**
+   * Throws when output-token policies cannot work under the current settings (the 409 naming the
+   * setting); called before a write that would set one (spec output rule 10).
+   */
+  outputPolicyCheck?: () => Promise<void>;
 }
 
 type Transaction = Kysely<DatabaseSchema>;
@@ -54,8 +61,10 @@ export class IdentityAdmin {
   private readonly publisher: AuthInvalidationPublisher;
   private readonly hashKey: KeyHasher;
   private readonly clock: Clock;
+  private readonly outputPolicyCheck: (() => Promise<void>) | undefined;
 
   constructor(options: IdentityAdminOptions) {
+    this.outputPolicyCheck = options.outputPolicyCheck;
     this.db = options.db;
     this.publisher = options.publisher;
     this.hashKey = options.hashKey;
@@ -70,6 +79,7 @@ export class IdentityAdmin {
     context: AuditContext,
   ): Promise<{ record: OrganizationRecord; created: boolean }> {
     const changes = validLimits(body);
+    await this.requireOutputSupport(changes);
     const id = body.organization_id ?? newId('org');
     return this.change([{ kind: 'organization', id }], context, async (trx) => {
       const repository = new OrganizationRepository(trx);
@@ -90,6 +100,7 @@ export class IdentityAdmin {
     if (body.organization_id !== undefined && body.organization_id !== id)
       throw idMismatch('organization_id');
     const changes = validLimits(body);
+    await this.requireOutputSupport(changes);
     return this.change([{ kind: 'organization', id }], context, async (trx) => {
       const repository = new OrganizationRepository(trx);
       const before = await repository.get(id);
@@ -127,6 +138,7 @@ export class IdentityAdmin {
 
   async upsertTeam(body: TeamBody, context: AuditContext): Promise<{ record: TeamRecord; created: boolean }> {
     const changes = validLimits(body);
+    await this.requireOutputSupport(changes);
     const id = body.team_id ?? newId('team');
     return this.change([{ kind: 'team', id }], context, async (trx) => {
       await requireOrganization(trx, body.organization_id);
@@ -143,6 +155,7 @@ export class IdentityAdmin {
   async updateTeam(id: string, body: TeamBody, context: AuditContext): Promise<TeamRecord> {
     if (body.team_id !== undefined && body.team_id !== id) throw idMismatch('team_id');
     const changes = validLimits(body);
+    await this.requireOutputSupport(changes);
     return this.change([{ kind: 'team', id }], context, async (trx) => {
       await requireOrganization(trx, body.organization_id);
       const repository = new TeamRepository(trx);
@@ -176,6 +189,7 @@ export class IdentityAdmin {
 
   async upsertUser(body: UserBody, context: AuditContext): Promise<{ record: UserRecord; created: boolean }> {
     const changes = userChanges(body);
+    await this.requireOutputSupport(changes);
     const id = body.user_id ?? newId('user');
     return this.change([{ kind: 'user', id }], context, async (trx) => {
       await requireMembership(trx, body.team_id, body.organization_id);
@@ -193,6 +207,7 @@ export class IdentityAdmin {
   async updateUser(id: string, body: UserBody, context: AuditContext): Promise<UserRecord> {
     if (body.user_id !== undefined && body.user_id !== id) throw idMismatch('user_id');
     const changes = userChanges(body);
+    await this.requireOutputSupport(changes);
     return this.change([{ kind: 'user', id }], context, async (trx) => {
       await requireMembership(trx, body.team_id, body.organization_id);
       const repository = new UserRepository(trx);
@@ -235,6 +250,7 @@ export class IdentityAdmin {
    */
   async createKey(body: KeyBody, context: AuditContext): Promise<{ key: string; record: ApiKeyRecord }> {
     const changes = this.keyChanges(body);
+    await this.requireOutputSupport(changes);
     const secret = generateApiKeySecret();
     const id = newId('key');
     const record = await this.db.transaction().execute(async (trx) => {
@@ -253,6 +269,7 @@ export class IdentityAdmin {
 
   async updateKey(id: string, body: KeyBody, context: AuditContext): Promise<ApiKeyRecord> {
     const changes = this.keyChanges(body);
+    await this.requireOutputSupport(changes);
     return this.change([{ kind: 'key', id }], context, async (trx) => {
       await requireKeyOwners(trx, body.user_id, body.team_id);
       const repository = new ApiKeyRepository(trx);
@@ -291,6 +308,11 @@ export class IdentityAdmin {
       if (!before || !(await repository.delete(id))) throw errors.notFound('key', id);
       return { result: undefined, audit: entry('delete', 'key', id, organization, before, null) };
     });
+  }
+
+  /** A write that sets an output-token limit must meet the output-policy requirements. */
+  private async requireOutputSupport(changes: Partial<LimitFields>): Promise<void> {
+    if (this.outputPolicyCheck && activatesOutputPolicy(changes)) await this.outputPolicyCheck();
   }
 
   private keyChanges(body: KeyBody): ApiKeyChanges {
