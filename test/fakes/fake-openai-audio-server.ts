@@ -136,23 +136,35 @@ export class FakeOpenAiAudioServer {
     recorded: RecordedAudioRequest,
     scenario: TranscriptionScenario,
   ): void {
-    if (scenario.kind === 'error') return sendError(response, scenario.status, scenario.code);
+    if (scenario.kind === 'error') {
+      sendError(response, scenario.status, scenario.code);
+      return;
+    }
     const field = (name: string) => recorded.fields?.find(([key]) => key === name)?.[1];
     // OpenAI refuses an upload without its file or model.
-    if (!recorded.file || recorded.file.field !== 'file') return sendError(response, 400, 'missing_file');
-    if (!field('model')) return sendError(response, 400, 'missing_model');
+    if (recorded.file?.field !== 'file') {
+      sendError(response, 400, 'missing_file');
+      return;
+    }
+    if (!field('model')) {
+      sendError(response, 400, 'missing_model');
+      return;
+    }
     const text = scenario.text ?? 'Hello there. General Kenobi.';
     const format = field('response_format') ?? 'json';
     const duration = 3.5;
     switch (format) {
       case 'text':
-        return sendText(response, 'text/plain; charset=utf-8', `${text}\n`);
+        sendText(response, 'text/plain; charset=utf-8', `${text}\n`);
+        return;
       case 'srt':
-        return sendText(response, 'text/plain; charset=utf-8', srt());
+        sendText(response, 'text/plain; charset=utf-8', srt());
+        return;
       case 'vtt':
-        return sendText(response, 'text/plain; charset=utf-8', vtt());
+        sendText(response, 'text/plain; charset=utf-8', vtt());
+        return;
       case 'verbose_json':
-        return sendJson(response, {
+        sendJson(response, {
           task: 'transcribe',
           language: field('language') ?? 'english',
           duration,
@@ -162,8 +174,9 @@ export class FakeOpenAiAudioServer {
             ? { words: [{ word: 'Hello', start: 0, end: 0.5 }] }
             : {}),
         });
+        return;
       default:
-        return sendJson(response, { text, ...(scenario.usage ? { usage: scenario.usage } : {}) });
+        sendJson(response, { text, ...(scenario.usage ? { usage: scenario.usage } : {}) });
     }
   }
 }
