@@ -10,6 +10,7 @@ import type {
   ChatCapability,
   CompletionResult,
   DeploymentSettings,
+  EmbeddingsCapability,
   ProviderAdapter,
 } from '../provider-adapter.ts';
 import type { UpstreamResponse } from '../send-upstream.ts';
@@ -22,6 +23,7 @@ import {
   withFirstChunkDeadline,
 } from '../upstream-exchange.ts';
 import { UpstreamPool } from '../upstream-pool.ts';
+import { bedrockEmbeddings } from './bedrock-embeddings.ts';
 import { classifyBedrockError } from './bedrock-errors.ts';
 import {
   BEDROCK_DEFAULT_PARAMS,
@@ -39,6 +41,8 @@ const EVENT_STREAM = 'application/vnd.amazon.eventstream';
 export class BedrockAdapter implements ProviderAdapter, ChatCapability {
   /** Serves the text endpoints (the chat capability is the adapter itself). */
   readonly chat: ChatCapability = this;
+  /** InvokeModel, when the model is a Titan or Cohere embedding model (bedrock-embeddings.ts). */
+  readonly embeddings?: EmbeddingsCapability;
   private readonly settings: DeploymentSettings;
   private readonly endpoint: BedrockEndpoint;
   private readonly pool: UpstreamPool;
@@ -58,6 +62,9 @@ export class BedrockAdapter implements ProviderAdapter, ChatCapability {
       if (settings.params[name] !== undefined) defaults[name] = settings.params[name];
     this.defaults = Object.freeze(defaults);
     this.modelPath = `${this.endpoint.basePath}/model/${encodeURIComponent(this.endpoint.modelId)}`;
+    this.embeddings = bedrockEmbeddings(settings, this.endpoint.modelId, (model, body, context) =>
+      this.send(model, 'invoke', body, context, 'application/json', false),
+    );
   }
 
   async complete(request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
@@ -125,7 +132,7 @@ export class BedrockAdapter implements ProviderAdapter, ChatCapability {
 
   private async send(
     model: string,
-    operation: 'converse' | 'converse-stream',
+    operation: 'converse' | 'converse-stream' | 'invoke',
     body: string,
     context: AttemptContext,
     accept: string,

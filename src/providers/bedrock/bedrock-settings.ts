@@ -3,6 +3,7 @@
  * they describe.
  */
 import { extraHeaders } from '../openai/openai-settings.ts';
+import { embeddingParamProblems } from './bedrock-embedding-models.ts';
 
 /** The request fields a Bedrock deployment may give a default for (the caller's value wins). */
 export const BEDROCK_DEFAULT_PARAMS = ['temperature', 'top_p', 'max_tokens', 'stop'] as const;
@@ -15,6 +16,9 @@ export const bedrockParams = [
   'api_base',
   'headers',
   'extra_headers',
+  'normalize',
+  'input_type',
+  'truncate',
   ...BEDROCK_DEFAULT_PARAMS,
 ] as const;
 
@@ -67,8 +71,10 @@ export function validateBedrockParams(params: Readonly<Record<string, unknown>>)
     );
   if (typeof params.model === 'string' && params.model.startsWith('invoke/'))
     problems.push(
-      "model: 'invoke/' selects LiteLLM's InvokeModel route; Switchboard speaks only the Converse API (write the model id, or converse/<id>)",
+      "model: 'invoke/' selects LiteLLM's InvokeModel route for chat; Switchboard calls chat models through the Converse API and embedding models through InvokeModel (write the model id, or converse/<id>)",
     );
+  if (typeof params.model === 'string')
+    problems.push(...embeddingParamProblems(params, bedrockModelId(params.model)));
   for (const key of ['headers', 'extra_headers'] as const) {
     const headers = params[key];
     if (

@@ -20,6 +20,7 @@ import {
   writeError,
   writeJson,
 } from './fake-bedrock-answers.ts';
+import { type InvokeScenario, isInvokeCall, playInvoke } from './fake-bedrock-invoke.ts';
 import { type FakeAwsAccount, verifySignature } from './sigv4-verifier.ts';
 
 export const FAKE_ACCOUNT: FakeAwsAccount = {
@@ -36,7 +37,9 @@ export type BedrockScenario =
   /** These bytes as a ConverseStream body, unchanged (corrupt or oversize frames). */
   | { kind: 'raw-stream'; bytes: Uint8Array }
   /** This Converse JSON answer, unchanged. */
-  | { kind: 'raw-json'; body: object };
+  | { kind: 'raw-json'; body: object }
+  /** For InvokeModel (embedding models): fake-bedrock-invoke.ts. */
+  | InvokeScenario;
 
 export class FakeBedrockServer implements FakeNativeUpstream {
   readonly requests: RecordedNativeRequest[] = [];
@@ -88,7 +91,13 @@ export class FakeBedrockServer implements FakeNativeUpstream {
     this.requests.push(recorded);
     this.clientPorts.push(request.socket.remotePort ?? 0);
     const streaming = /\/converse-stream$/.test(recorded.path);
-    const scenario = this.queue.shift() ?? { kind: 'text', text: `echo: ${lastUserText(recorded.body)}` };
+    const queued = this.queue.shift();
+    if (
+      isInvokeCall(recorded.path) &&
+      (queued === undefined || queued.kind === 'short-embeddings' || queued.kind === 'invoke-json')
+    )
+      return playInvoke(queued, recorded.body, response);
+    const scenario = queued ?? { kind: 'text', text: `echo: ${lastUserText(recorded.body)}` };
     await play(scenario, recorded.body, streaming, response);
   }
 }
@@ -102,6 +111,9 @@ async function play(
   switch (scenario.kind) {
     case 'hang':
       return;
+    case 'invoke-json':
+    case 'short-embeddings':
+      return writeError(response, 400, 'an InvokeModel scenario needs an /invoke request');
     case 'garbage':
       response.writeHead(200, { 'content-type': 'text/html' }).end('<html>not bedrock</html>');
       return;
