@@ -29,6 +29,8 @@ export interface StartOptions {
   masterKey?: string;
   /** The gateway's logger (default: pino at TEST_LOG_LEVEL, silent). */
   logger?: pino.Logger;
+  /** Environment variables over process.env, as the configuration loader sees them. */
+  env?: Record<string, string>;
 }
 
 const defaultModels = `
@@ -43,7 +45,7 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
   const yaml = `${options.yaml ?? defaultModels}\ngeneral_settings:\n${options.backend.generalSettingsYaml}${options.generalSettings ?? ''}`;
   const config = parseConfig(yaml, {
     path: undefined,
-    env: process.env,
+    env: { ...process.env, ...options.env },
     dataDir: '/nonexistent',
     source: 'test',
   });
