@@ -37,7 +37,7 @@ import {
   softBudgetsReached,
 } from './budget-checks.ts';
 import { type PlannedCheck, planChecks } from './limit-checks.ts';
-import { outputHeaders, type PlannedOutput, planOutputChecks } from './output-checks.ts';
+import { type PlannedOutput, planOutputChecks } from './output-checks.ts';
 import { outputRefusalError, outputUnavailable } from './output-errors.ts';
 import { OutputRecorder } from './output-recorder.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
@@ -69,7 +69,10 @@ export interface AdmissionTicket {
    * corrects these counters too.
    */
   admitModel(model: string): Promise<boolean>;
-  /** Output-token accounting of a request that output limits govern; absent otherwise. */
+  /**
+   * Output-token accounting of a request that output limits govern; absent otherwise. Its `headers`
+   * (admission snapshot, then each recording) complete `headers`, which carry no output headers.
+   */
   readonly output?: OutputRecorder;
 }
 
@@ -179,7 +182,6 @@ export class CallerAdmission {
     let output: OutputRecorder | undefined;
     if (outputs.length > 0) {
       this.options.metrics.outputTpmEvents.inc({ event: 'admitted' });
-      Object.assign(headers, outputHeaders(outputs, response.outputs, response.now, true));
       output = new OutputRecorder({
         store,
         planned: outputs,

@@ -2,7 +2,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 import { MemoryResponseCache } from './memory-response-cache.ts';
-import type { OutputRecorded } from './output-counters.ts';
+import type { OutputRecorded, OutputRecording } from './output-counters.ts';
 import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
 import { OutputCountersUnsupportedError, type SharedStore } from './shared-store.ts';
 
@@ -36,15 +36,15 @@ export class MemorySharedStore implements SharedStore {
   }
 
   // Output policies need one shared, non-evicting store (spec output rule 10): no process-local twin.
-  async recordOutput(): Promise<OutputRecorded> {
+  async recordOutput(_request: OutputRecording): Promise<OutputRecorded> {
     throw new OutputCountersUnsupportedError();
   }
 
-  async markOutputUnknown(): Promise<void> {
+  async markOutputUnknown(_keys: readonly string[]): Promise<void> {
     throw new OutputCountersUnsupportedError();
   }
 
-  async ensureOutputEpoch(): Promise<boolean> {
+  async ensureOutputEpoch(_id: string): Promise<boolean> {
     throw new OutputCountersUnsupportedError();
   }
 
