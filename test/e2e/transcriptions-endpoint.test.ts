@@ -47,7 +47,7 @@ describe('POST /v1/audio/transcriptions', () => {
     backend = sqliteBackend();
     gateway = await startTestGateway({
       backend,
-      generalSettings: `  max_request_body_bytes: 65536\n  max_upload_bytes: ${MAX_UPLOAD}\n`,
+      generalSettings: `  max_request_body_bytes: 65536\n  max_upload_bytes: ${MAX_UPLOAD}\n  body_read_timeout_seconds: 2\n`,
       yaml: `
 model_list:
   - model_name: whisper
@@ -231,6 +231,76 @@ router_settings:
     expect(response.status).toBe(400);
     expect(((await response.json()) as any).error.param).toBe(param);
     expect(good.requests).toHaveLength(0);
+  });
+
+  it.each([
+    [
+      'two files',
+      (form: FormData) => {
+        form.append('model', 'whisper');
+        form.append('file', new Blob([audioBytes(10)]), 'a.wav');
+        form.append('file', new Blob([audioBytes(10)]), 'b.wav');
+      },
+      400,
+      'file',
+    ],
+    [
+      'more than 32 text fields',
+      (form: FormData) => {
+        for (let index = 0; index < 40; index++) form.append(`field${index}`, 'x');
+        form.append('file', new Blob([audioBytes(10)]), 'a.wav');
+      },
+      413,
+      null,
+    ],
+    [
+      'a prompt over 64 KiB',
+      (form: FormData) => {
+        form.append('model', 'whisper');
+        form.append('prompt', 'p'.repeat(64 * 1024 + 1));
+        form.append('file', new Blob([audioBytes(10)]), 'a.wav');
+      },
+      413,
+      'prompt',
+    ],
+  ])('bounds the form: %s is refused', async (_name, fill, status, param) => {
+    const form = new FormData();
+    fill(form);
+    const response = await upload(form);
+    expect(response.status).toBe(status);
+    expect(((await response.json()) as any).error.param).toBe(param);
+    expect(good.requests).toHaveLength(0);
+  });
+
+  it('answers 408 to an upload that stops arriving (body_read_timeout_seconds) and deletes its spool', async () => {
+    const boundary = 'sbslowboundary';
+    const connection = httpRequest(`${gateway.baseUrl}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'transfer-encoding': 'chunked',
+      },
+    });
+    const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      connection.on('response', (response) => {
+        let body = '';
+        response.on('data', (chunk) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      connection.on('error', reject);
+    });
+    connection.write(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\n`,
+    );
+    connection.write(audioBytes(1000));
+    const { status, body } = await answered;
+    expect(status).toBe(408);
+    expect(JSON.parse(body).error.code).toBe('request_body_timeout');
+    connection.destroy();
+    await waitUntil(() => spooled().length === 0);
   });
 
   it('refuses a malformed multipart body with 400', async () => {

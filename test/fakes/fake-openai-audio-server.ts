@@ -18,6 +18,8 @@ export type SpeechScenario =
 
 export type TranscriptionScenario =
   | { kind: 'transcript'; text?: string; usage?: Record<string, unknown> }
+  /** A 200 answer with this body, whatever format was asked. */
+  | { kind: 'raw'; contentType: string; body: string }
   | { kind: 'error'; status: number; code?: string };
 
 export interface RecordedAudioRequest {
@@ -138,6 +140,10 @@ export class FakeOpenAiAudioServer {
   ): void {
     if (scenario.kind === 'error') {
       sendError(response, scenario.status, scenario.code);
+      return;
+    }
+    if (scenario.kind === 'raw') {
+      sendText(response, scenario.contentType, scenario.body);
       return;
     }
     const field = (name: string) => recorded.fields?.find(([key]) => key === name)?.[1];
