@@ -2,7 +2,7 @@
  * Composition root: turns a validated Config into a running gateway (stores, identity, routing, HTTP
  * app) and knows how to take it down in order. Used by the CLI and by tests that need a real gateway.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createSpendAccounting, type SpendAccountingParts } from './accounting/spend-accounting.ts';
 import { SpendQueries } from './accounting/spend-queries.ts';
 import type { Config } from './config/config.ts';
@@ -23,6 +23,7 @@ import { systemRandom } from './lib/random.ts';
 import { BudgetReconciler } from './limits/budget-reconciler.ts';
 import { CallerAdmission } from './limits/caller-admission.ts';
 import { DeploymentCapacity } from './limits/deployment-capacity.ts';
+import { OutputRequirements, refuseUnsupportedOutputPolicies } from './limits/output-requirements.ts';
 import { TierPolicies } from './limits/tier-policies.ts';
 import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
@@ -46,6 +47,7 @@ import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
 import { TierPolicyRepository } from './store/db/repositories/tier-policy-repository.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
+import { readRedisServerFacts } from './store/shared/redis-output-requirements.ts';
 import { RedisSharedStore } from './store/shared/redis-shared-store.ts';
 import type { SharedStore } from './store/shared/shared-store.ts';
 
@@ -117,6 +119,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ttlMs: general.auth_cache_ttl_seconds * 1000,
   });
   const tierPolicies = await startTierPolicies(config, database, logger);
+  const outputRequirements = await startOutputGovernance(config, database, store, tierPolicies, logger);
   await listenForInvalidations(store, [
     { invalidate: (targets) => authenticator.invalidate(targets), resync: () => authenticator.clear() },
     { invalidate: (targets) => tierPolicies.invalidate(targets), resync: () => void tierPolicies.refresh() },
@@ -132,8 +135,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     publisher,
     clock,
     applied: () => tierPolicies.refresh(),
+    // A stored tier policy is active only while tier policies enforce (spec rule 8).
+    checkRequirements: () => (tierPolicies.enforcing ? outputRequirements.assertMet() : undefined),
   });
-  const identityAdmin = new IdentityAdmin({ db: database.db, publisher, hashKey, clock });
+  const identityAdmin = new IdentityAdmin({
+    db: database.db,
+    publisher,
+    hashKey,
+    clock,
+    outputPolicyCheck: () => outputRequirements.assertMet(),
+  });
   const auditRetention = new AuditRetention({
     database,
     clock,
@@ -193,6 +204,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     logger,
     slotLeaseMs: general.request_timeout_seconds * 1000 + 30_000,
+    tiers: tierPolicies,
   });
   const budgetReconciler = new BudgetReconciler({
     db: database.db,
@@ -342,6 +354,40 @@ async function startTierPolicies(config: Config, database: Database, logger: Log
     );
   else logger.info(modes, tierPolicies.enforcing ? 'tier policies enforced' : 'tier policies not enforced');
   return tierPolicies;
+}
+
+/**
+ * Output-token governance at start (spec output rules 10, 12): refuses stored output policies under
+ * settings that break them (naming each setting), and creates the store epoch marker when it is
+ * absent, so only its later loss (a flush, restore or failover) pauses governed requests.
+ */
+async function startOutputGovernance(
+  config: Config,
+  database: Database,
+  store: SharedStore,
+  tiers: TierPolicies,
+  logger: Logger,
+): Promise<OutputRequirements> {
+  const requirements = new OutputRequirements({
+    storeKind: store.kind,
+    degradedMode: config.general_settings.redis_degraded_mode,
+    ...(store instanceof RedisSharedStore
+      ? { readFacts: () => readRedisServerFacts(store.client, 2_000) }
+      : {}),
+  });
+  await refuseUnsupportedOutputPolicies({
+    requirements,
+    db: database.db,
+    tiers,
+    logger,
+    source: config.source,
+  });
+  if (store.kind === 'redis') {
+    await store.ensureOutputEpoch(randomUUID()).catch((error: unknown) => {
+      logger.warn({ err: error }, 'the output-token epoch marker could not be checked at start');
+    });
+  }
+  return requirements;
 }
 
 async function createSharedStore(

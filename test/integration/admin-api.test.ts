@@ -61,10 +61,10 @@ describe.each(await availableBackends())('admin API on %s', (_name, makeBackend)
     });
     const response = await gateway.admin('PUT', '/ui/api/organizations/org-put', {
       rpm_limit: null,
-      output_tpm_limit: 500,
+      tpd_limit: 500,
     });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ rpm_limit: null, tpm_limit: 1000, output_tpm_limit: 500 });
+    expect(response.body).toMatchObject({ rpm_limit: null, tpm_limit: 1000, tpd_limit: 500 });
     expect((await gateway.admin('PUT', '/ui/api/organizations/org-missing', { rpm_limit: 1 })).status).toBe(
       404,
     );
@@ -119,20 +119,21 @@ describe.each(await availableBackends())('admin API on %s', (_name, makeBackend)
     expect(await countRows('teams')).toBe(before);
   });
 
+  // Output-token maps need output-policy settings: test/integration/output-tpm-policies.test.ts.
   it('clears a per-model map with {} and keeps it when omitted', async () => {
     const created = await gateway.admin('POST', '/ui/api/teams', {
       team_id: 't-map',
-      model_output_tpm_limit: { 'gpt-4o': 100, demo: 5 },
+      model_tpm_limit: { 'gpt-4o': 100, demo: 5 },
     });
-    expect(created.body.model_output_tpm_limit).toEqual({ 'gpt-4o': 100, demo: 5 });
+    expect(created.body.model_tpm_limit).toEqual({ 'gpt-4o': 100, demo: 5 });
     const kept = await gateway.admin('PUT', '/ui/api/teams/t-map', { rpm_limit: 3 });
-    expect(kept.body.model_output_tpm_limit).toEqual({ 'gpt-4o': 100, demo: 5 });
+    expect(kept.body.model_tpm_limit).toEqual({ 'gpt-4o': 100, demo: 5 });
     const narrowed = await gateway.admin('PUT', '/ui/api/teams/t-map', {
-      model_output_tpm_limit: { demo: 5 },
+      model_tpm_limit: { demo: 5 },
     });
-    expect(narrowed.body.model_output_tpm_limit).toEqual({ demo: 5 });
-    const cleared = await gateway.admin('PUT', '/ui/api/teams/t-map', { model_output_tpm_limit: {} });
-    expect(cleared.body.model_output_tpm_limit).toBeNull();
+    expect(narrowed.body.model_tpm_limit).toEqual({ demo: 5 });
+    const cleared = await gateway.admin('PUT', '/ui/api/teams/t-map', { model_tpm_limit: {} });
+    expect(cleared.body.model_tpm_limit).toBeNull();
   });
 
   it('returns a key secret once, stores only a keyed hash, and never shows the secret again', async () => {
