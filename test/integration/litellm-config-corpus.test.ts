@@ -149,7 +149,7 @@ const corpus: Record<string, Outcome> = {
   'schema-and-provider-errors.yaml': {
     refused: [
       'router_settings.num_retries: must be an integer ≥ 0',
-      "model_list[0].litellm_params.provider: 'faek' is not a supported provider (did you mean 'fake'?); supported: anthropic, azure, bedrock, deepseek, fake, fireworks_ai, gemini, groq, hosted_vllm, llamacpp, lm_studio, mistral, ollama, ollama_chat, openai, openai_compatible, openrouter, perplexity, together_ai, vllm, xai",
+      "model_list[0].litellm_params.provider: 'faek' is not a supported provider (did you mean 'fake'?); supported: anthropic, azure, bedrock, cohere, deepseek, elevenlabs, fake, fireworks_ai, gemini, groq, hosted_vllm, llamacpp, lm_studio, mistral, ollama, ollama_chat, openai, openai_compatible, openrouter, perplexity, together_ai, vllm, xai",
       'model_list[1].litellm_params.api_base: is required for azure (https://<resource>.openai.azure.com)',
     ],
   },
