@@ -9,14 +9,17 @@ import { acceptsConnections, freePort } from './tcp-ports.ts';
 
 export class PrivateRedis {
   readonly port: number;
+  private readonly extraArgs: readonly string[];
   private child: ChildProcess | undefined;
 
-  private constructor(port: number) {
+  private constructor(port: number, extraArgs: readonly string[]) {
     this.port = port;
+    this.extraArgs = extraArgs;
   }
 
-  static async start(): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(await freePort());
+  /** `extraArgs`: more redis-server settings, e.g. `['--maxmemory-policy', 'allkeys-lru']`. */
+  static async start(extraArgs: readonly string[] = []): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort(), extraArgs);
     await redis.restart();
     return redis;
   }
@@ -29,7 +32,17 @@ export class PrivateRedis {
   async restart(): Promise<void> {
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        ...this.extraArgs,
+      ],
       {
         stdio: 'ignore',
       },
