@@ -171,6 +171,28 @@ router_settings:
     },
   );
 
+  it('documents every path of the three endpoints in the OpenAPI document and refuses them without a key', async () => {
+    const document = (await (await fetch(`${gateway.baseUrl}/openapi.json`)).json()) as any;
+    for (const path of [
+      '/v1/embeddings',
+      '/embeddings',
+      '/v1/images/generations',
+      '/images/generations',
+      '/v1/rerank',
+      '/rerank',
+      '/v2/rerank',
+    ]) {
+      expect(document.paths[path]?.post?.summary, path).toBeTruthy();
+      expect(document.paths[path].post.security, path).toEqual([{ apiKey: [] }]);
+      const anonymous = await fetch(`${gateway.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(anonymous.status, path).toBe(401);
+    }
+  });
+
   it('records an embeddings call in spend with its prompt tokens and cost', async () => {
     const db = gateway.gateway.database.db;
     await sql`delete from spend_logs`.execute(db);
