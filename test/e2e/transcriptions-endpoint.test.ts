@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ConfigError } from '../../src/config/config-error.ts';
+import { parseConfig } from '../../src/config/load-config.ts';
 import { SPOOL_PREFIX } from '../../src/http/uploads/spool-upload.ts';
 import { FakeOpenAiAudioServer, srt, vtt } from '../fakes/fake-openai-audio-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
@@ -327,6 +329,27 @@ router_settings:
     }
     expect(row).toMatchObject({ model: 'whisper', endpoint: '/v1/audio/transcriptions', status: 200 });
     expect(row.cost).toBeCloseTo(0.035, 9);
+  });
+
+  it('keeps max_upload_bytes at least max_request_body_bytes: refused below, defaulted above', () => {
+    const load = (general: string) =>
+      parseConfig(`general_settings:\n${general}`, {
+        path: undefined,
+        env: {},
+        dataDir: '/x',
+        source: 'test',
+      });
+    expect(load('  max_request_body_bytes: 1024\n').general_settings.max_upload_bytes).toBe(25 * 1024 * 1024);
+    expect(load('  max_request_body_bytes: 52428800\n').general_settings.max_upload_bytes).toBe(52_428_800);
+    let refused: unknown;
+    try {
+      load('  max_request_body_bytes: 4096\n  max_upload_bytes: 2048\n');
+    } catch (error) {
+      refused = error;
+    }
+    expect((refused as ConfigError).issues).toContain(
+      'general_settings.max_upload_bytes: must be at least max_request_body_bytes',
+    );
   });
 
   it('deletes the spooled file when the caller leaves in the middle of the upload', async () => {
