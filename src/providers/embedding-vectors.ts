@@ -14,7 +14,7 @@ export function embeddingTexts(request: EmbeddingRequest, provider: string): str
   const { input } = request;
   const texts = typeof input === 'string' ? [input] : input;
   if (!Array.isArray(texts) || texts.length === 0)
-    throw errors.invalidRequest('input must be a string or a non-empty list of strings', 'input');
+    throw errors.invalidRequest('input: must be a string or a non-empty list of strings', 'input');
   if (!texts.every((text) => typeof text === 'string'))
     throw errors.invalidRequest(
       `input: token arrays are not supported by ${provider} embedding models; send the text`,
@@ -28,7 +28,7 @@ export function requestedDimensions(request: EmbeddingRequest): number | undefin
   const { dimensions } = request;
   if (dimensions === undefined) return undefined;
   if (!Number.isInteger(dimensions) || dimensions < 1)
-    throw errors.invalidRequest('dimensions must be a positive integer', 'dimensions');
+    throw errors.invalidRequest('dimensions: must be a positive integer', 'dimensions');
   return dimensions;
 }
 

@@ -119,12 +119,18 @@ class BedrockEmbeddings implements EmbeddingsCapability {
   private cohereBody(request: EmbeddingRequest): (texts: string[]) => unknown {
     const inputType = request.input_type ?? this.params.input_type ?? DEFAULT_INPUT_TYPE;
     if (!isInputType(inputType))
-      throw errors.invalidRequest(`input_type must be one of ${COHERE_INPUT_TYPES.join(', ')}`, 'input_type');
+      throw errors.invalidRequest(
+        `input_type: must be one of ${COHERE_INPUT_TYPES.join(', ')}`,
+        'input_type',
+      );
     const truncate =
       (typeof request.truncate === 'string' ? request.truncate.toUpperCase() : request.truncate) ??
       this.params.truncate;
     if (truncate !== undefined && !isTruncate(truncate))
-      throw errors.invalidRequest(`truncate must be one of ${COHERE_TRUNCATE_VALUES.join(', ')}`, 'truncate');
+      throw errors.invalidRequest(
+        `truncate: must be one of ${COHERE_TRUNCATE_VALUES.join(', ')}`,
+        'truncate',
+      );
     const dimensions = requestedDimensions(request);
     if (dimensions !== undefined && FIXED_SIZE_COHERE.test(request.model)) refuseDimensions(request.model);
     return (texts) => ({

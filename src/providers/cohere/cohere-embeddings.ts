@@ -68,10 +68,16 @@ export class CohereEmbeddings implements EmbeddingsCapability {
   private fields(request: EmbeddingRequest): Record<string, unknown> {
     const inputType = request.input_type ?? this.inputType;
     if (!isInputType(inputType))
-      throw errors.invalidRequest(`input_type must be one of ${COHERE_INPUT_TYPES.join(', ')}`, 'input_type');
+      throw errors.invalidRequest(
+        `input_type: must be one of ${COHERE_INPUT_TYPES.join(', ')}`,
+        'input_type',
+      );
     const truncate = typeof request.truncate === 'string' ? request.truncate.toUpperCase() : request.truncate;
     if (truncate !== undefined && !isTruncate(truncate))
-      throw errors.invalidRequest(`truncate must be one of ${COHERE_TRUNCATE_VALUES.join(', ')}`, 'truncate');
+      throw errors.invalidRequest(
+        `truncate: must be one of ${COHERE_TRUNCATE_VALUES.join(', ')}`,
+        'truncate',
+      );
     const dimensions = requestedDimensions(request);
     if (dimensions !== undefined && FIXED_SIZE_MODEL.test(request.model)) refuseDimensions(request.model);
     return {

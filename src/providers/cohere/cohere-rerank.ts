@@ -53,18 +53,21 @@ export class CohereRerank implements RerankCapability {
 
 function documentTexts(request: RerankRequest): string[] {
   if (!Array.isArray(request.documents) || request.documents.length === 0)
-    throw errors.invalidRequest('documents must be a non-empty list', 'documents');
+    throw errors.invalidRequest('documents: must be a non-empty list', 'documents');
   return request.documents.map((document, index) => {
     const text = typeof document === 'string' ? document : document?.text;
     if (typeof text !== 'string')
-      throw errors.invalidRequest(`documents[${index}] must be a string or an object with text`, 'documents');
+      throw errors.invalidRequest(
+        `documents[${index}]: must be a string or an object with text`,
+        'documents',
+      );
     return text;
   });
 }
 
 function positive(value: unknown, param: string): number {
   if (!Number.isInteger(value) || (value as number) < 1)
-    throw errors.invalidRequest(`${param} must be a positive integer`, param);
+    throw errors.invalidRequest(`${param}: must be a positive integer`, param);
   return value as number;
 }
 

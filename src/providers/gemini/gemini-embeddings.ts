@@ -47,7 +47,7 @@ export class GeminiEmbeddings implements EmbeddingsCapability {
     const dimensions = requestedDimensions(request);
     const taskType = request.task_type === undefined ? this.taskType : taskTypeOf(request.task_type);
     if (request.task_type !== undefined && taskType === undefined)
-      throw errors.invalidRequest(`task_type must be ${TASK_TYPE_EXPECTED}`, 'task_type');
+      throw errors.invalidRequest(`task_type: must be ${TASK_TYPE_EXPECTED}`, 'task_type');
     const endpoint = this.endpointOf(request.model);
     const model = `models/${modelName(request.model)}`;
     const vectors = await mapBounded(
