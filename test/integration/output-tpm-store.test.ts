@@ -6,11 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PlannedOutput } from '../../src/limits/output-checks.ts';
+import { OutputRecorder } from '../../src/limits/output-recorder.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
 import { MemorySharedStore } from '../../src/store/shared/memory-shared-store.ts';
 import {
   OUTPUT_COUNTER_MAX,
   OUTPUT_EPOCH_KEY,
+  type OutputRecording,
   outputBucketKey,
   outputCounterBase,
   outputReceiptKey,
@@ -18,7 +23,11 @@ import {
 } from '../../src/store/shared/output-counters.ts';
 import type { AdmissionRequest } from '../../src/store/shared/rate-limit-counters.ts';
 import { RedisSharedStore } from '../../src/store/shared/redis-shared-store.ts';
-import { OutputCountersUnsupportedError } from '../../src/store/shared/shared-store.ts';
+import {
+  OutputCountersUnsupportedError,
+  type SharedStore,
+  SharedStoreUnavailableError,
+} from '../../src/store/shared/shared-store.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { realBackendsAvailable, TEST_REDIS_URL } from '../support/test-env.ts';
 import { uniqueName } from '../support/unique-name.ts';
@@ -206,5 +215,108 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
     expect(await store.ensureOutputEpoch(randomUUID())).toBe(false);
     expect(await admit(base(), 10)).toMatchObject({ admitted: true });
     expect(await raw.pttl(prefix + OUTPUT_EPOCH_KEY)).toBe(-1);
+  });
+});
+
+describe.skipIf(!(await realBackendsAvailable()))('OutputRecorder on Redis', () => {
+  const clock = new ManualClock(at('2026-11-23T15:00:00Z'));
+  const prefix = `${uniqueName('sbor')}:`;
+  let store: RedisSharedStore;
+  let raw: Redis;
+
+  beforeAll(async () => {
+    store = new RedisSharedStore({ url: TEST_REDIS_URL, prefix, commandTimeoutMs: 1_000, clock });
+    raw = new Redis(TEST_REDIS_URL);
+    await store.waitUntilReady(2_000);
+  });
+  afterAll(async () => {
+    const keys = await raw.keys(`${prefix}*`);
+    if (keys.length > 0) await raw.del(...keys);
+    raw.disconnect();
+    await store?.close();
+  });
+
+  function recorder(target: SharedStore, limit = 1000) {
+    const metrics = createMetrics({ collectProcessMetrics: false });
+    const planned: PlannedOutput[] = [
+      {
+        scope: 'key',
+        name: 'key_output_tpm',
+        check: { key: outputCounterBase('key', uniqueName('k')), limit },
+      },
+    ];
+    const output = new OutputRecorder({
+      store: target,
+      planned,
+      admitted: { counts: [0], now: clock.now() },
+      metrics,
+      logger: pino({ level: 'silent' }),
+    });
+    return { output, metrics, key: planned[0]!.check.key };
+  }
+
+  it('a write whose reply was lost is retried with the same receipt and counted once (rule 10)', async () => {
+    let calls = 0;
+    // The first write reaches Redis, but its reply is lost (a timeout): the recorder retries.
+    const lossy = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property !== 'recordOutput') return Reflect.get(target, property, receiver);
+        return async (request: OutputRecording) => {
+          const result = await target.recordOutput(request);
+          if (++calls === 1) throw new SharedStoreUnavailableError('no answer within 1000 ms');
+          return result;
+        };
+      },
+    });
+    const { output, metrics, key } = recorder(lossy);
+    output.attempt(250);
+    await output.flush();
+    expect(calls).toBe(2);
+    expect(await raw.get(prefix + outputBucketKey(key, minuteOf(clock.now())))).toBe('250');
+    expect(output.headers['x-ratelimit-remaining-output-tokens']).toBe('750');
+    expect((await metrics.outputTpmEvents.get()).values).toContainEqual(
+      expect.objectContaining({ labels: { event: 'accounted' }, value: 1 }),
+    );
+  });
+
+  it('zero output writes nothing; unknown usage marks the scope and hides remaining capacity (rules 5, 6)', async () => {
+    const { output, key } = recorder(store);
+    output.attempt(0);
+    await output.flush();
+    expect(await raw.exists(prefix + outputBucketKey(key, minuteOf(clock.now())))).toBe(0);
+    expect(output.headers['x-ratelimit-remaining-output-tokens']).toBe('1000');
+    output.attempt('unknown');
+    await output.flush();
+    expect(await raw.exists(prefix + outputUnknownKey(key, minuteOf(clock.now())))).toBe(1);
+    expect(output.headers).not.toHaveProperty('x-ratelimit-remaining-output-tokens');
+  });
+
+  it('a final accounting failure keeps going, hides remaining capacity and counts accounting_failed (rule 6)', async () => {
+    const failing = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property !== 'recordOutput') return Reflect.get(target, property, receiver);
+        return async () => {
+          throw new SharedStoreUnavailableError('redis connection is end');
+        };
+      },
+    });
+    const { output, metrics } = recorder(failing);
+    output.attempt(10);
+    await output.flush();
+    expect(output.headers).not.toHaveProperty('x-ratelimit-remaining-output-tokens');
+    expect(output.headers['x-ratelimit-limit-output-tokens']).toBe('1000');
+    expect((await metrics.outputTpmEvents.get()).values).toContainEqual(
+      expect.objectContaining({ labels: { event: 'accounting_failed' }, value: 1 }),
+    );
+  });
+
+  it('counts saturation (rule 10)', async () => {
+    const { output, metrics } = recorder(store);
+    output.attempt(OUTPUT_COUNTER_MAX);
+    output.attempt(1);
+    await output.flush();
+    expect((await metrics.outputTpmEvents.get()).values).toContainEqual(
+      expect.objectContaining({ labels: { event: 'saturated' }, value: 1 }),
+    );
   });
 });
