@@ -102,6 +102,28 @@ general_settings:
     expect(statuses).toEqual([200, 429]);
   });
 
+  it('an output-policy change made through one process applies on the other within one second (Events 5)', async () => {
+    const response = await fetch(`${first.baseUrl}/ui/api/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ rpm_limit: 1000 }),
+    });
+    const { key, key_id: keyId } = (await response.json()) as { key: string; key_id: string };
+    expect((await chat(second, key)).status).toBe(200);
+    const changed = await fetch(`${first.baseUrl}/ui/api/keys/${keyId}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${MASTER}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ output_tpm_limit: 100 }),
+    });
+    expect(changed.status).toBe(200);
+    const started = performance.now();
+    let governed = false;
+    while (!governed && performance.now() - started < 1_000) {
+      governed = (await chat(second, key)).headers.get('x-ratelimit-limit-output-tokens') === '100';
+    }
+    expect(governed).toBe(true);
+  });
+
   it('an unknown marker set by one process holds on the other (rule 6)', async () => {
     const statuses = await withinOneMinute(async () => {
       const key = await createKey({ output_tpm_limit: 100 });
