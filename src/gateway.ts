@@ -24,7 +24,7 @@ import { BudgetReconciler } from './limits/budget-reconciler.ts';
 import { CallerAdmission } from './limits/caller-admission.ts';
 import { DeploymentCapacity } from './limits/deployment-capacity.ts';
 import { OutputRequirements, refuseUnsupportedOutputPolicies } from './limits/output-requirements.ts';
-import { TierPolicies } from './limits/tier-policies.ts';
+import { startTierPolicies, type TierPolicies } from './limits/tier-policies.ts';
 import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
@@ -45,7 +45,6 @@ import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
-import { TierPolicyRepository } from './store/db/repositories/tier-policy-repository.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
 import { readRedisServerFacts } from './store/shared/redis-output-requirements.ts';
 import { RedisSharedStore } from './store/shared/redis-shared-store.ts';
@@ -118,7 +117,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     clock,
     ttlMs: general.auth_cache_ttl_seconds * 1000,
   });
-  const tierPolicies = await startTierPolicies(config, database, logger);
+  const tierPolicies = await startTierPolicies({
+    db: database.db,
+    general: config.general_settings,
+    sources: config.tier_mode_sources,
+    logger,
+  });
   const outputRequirements = await startOutputGovernance(config, database, store, tierPolicies, logger);
   await listenForInvalidations(store, [
     { invalidate: (targets) => authenticator.invalidate(targets), resync: () => authenticator.clear() },
@@ -323,37 +327,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await database.close();
     },
   };
-}
-
-/** The tier-policy view, loaded before the gateway serves; its modes are the ones read at start. */
-async function startTierPolicies(config: Config, database: Database, logger: Logger): Promise<TierPolicies> {
-  const general = config.general_settings;
-  const repository = new TierPolicyRepository(database.db);
-  const tierPolicies = new TierPolicies({
-    mode: general.tier_policy_mode,
-    missingServiceMode: general.tier_policy_missing_service_mode,
-    load: async () =>
-      (await repository.listAll()).map((row) => ({
-        organizationId: row.organization_id,
-        model: row.model,
-        outputTpmLimit: row.output_tpm_limit,
-      })),
-    onError: (error) => logger.warn({ err: error }, 'tier policy reload failed; the previous view stays'),
-  });
-  await tierPolicies.start();
-  const modes = {
-    tier_policy_mode: general.tier_policy_mode,
-    tier_policy_missing_service_mode: general.tier_policy_missing_service_mode,
-    sources: config.tier_mode_sources,
-    stored_policies: tierPolicies.size,
-  };
-  if (general.tier_policy_mode === 'enforce' && !tierPolicies.enforcing)
-    logger.warn(
-      modes,
-      'tier_policy_mode is enforce but tier_policy_missing_service_mode is fail_open: tier policies are stored and listed but NOT enforced (enforcement needs fail_closed)',
-    );
-  else logger.info(modes, tierPolicies.enforcing ? 'tier policies enforced' : 'tier policies not enforced');
-  return tierPolicies;
 }
 
 /**

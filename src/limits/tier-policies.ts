@@ -6,10 +6,16 @@
  * a second. The tier modes are read once at start: they never change while the process runs.
  */
 
+import type { Kysely } from 'kysely';
+import type { GeneralSettings } from '../config/config.ts';
 import type {
   TierMissingServiceModeValue as TierMissingServiceMode,
+  TierModes,
   TierPolicyModeValue as TierPolicyMode,
 } from '../config/tier-modes.ts';
+import type { Logger } from '../observability/logger.ts';
+import { TierPolicyRepository } from '../store/db/repositories/tier-policy-repository.ts';
+import type { DatabaseSchema } from '../store/db/tables.ts';
 
 export type { TierMissingServiceMode, TierPolicyMode };
 
@@ -134,4 +140,41 @@ export class TierPolicies implements TierPolicySource {
     this.limits = limits;
     this.count = rows.length;
   }
+}
+
+/** The gateway's view, loaded from the database before it serves; its modes are those read at start. */
+export async function startTierPolicies(options: {
+  db: Kysely<DatabaseSchema>;
+  general: Pick<GeneralSettings, 'tier_policy_mode' | 'tier_policy_missing_service_mode'>;
+  sources: TierModes['sources'];
+  logger: Logger;
+}): Promise<TierPolicies> {
+  const { general, logger } = options;
+  const repository = new TierPolicyRepository(options.db);
+  const tierPolicies = new TierPolicies({
+    mode: general.tier_policy_mode,
+    missingServiceMode: general.tier_policy_missing_service_mode,
+    load: async () =>
+      (await repository.listAll()).map((row) => ({
+        organizationId: row.organization_id,
+        model: row.model,
+        outputTpmLimit: row.output_tpm_limit,
+      })),
+    onError: (error) => logger.warn({ err: error }, 'tier policy reload failed; the previous view stays'),
+  });
+  await tierPolicies.start();
+  // Named fields only: `general` may be the whole general_settings, secrets included.
+  const modes = {
+    tier_policy_mode: general.tier_policy_mode,
+    tier_policy_missing_service_mode: general.tier_policy_missing_service_mode,
+    sources: options.sources,
+    stored_policies: tierPolicies.size,
+  };
+  if (general.tier_policy_mode === 'enforce' && !tierPolicies.enforcing)
+    logger.warn(
+      modes,
+      'tier_policy_mode is enforce but tier_policy_missing_service_mode is fail_open: tier policies are stored and listed but NOT enforced (enforcement needs fail_closed)',
+    );
+  else logger.info(modes, tierPolicies.enforcing ? 'tier policies enforced' : 'tier policies not enforced');
+  return tierPolicies;
 }

@@ -139,6 +139,34 @@ describe.runIf(await realBackendsAvailable())('tier policies enforced end to end
     }
   });
 
+  it('start-up refuses a stored tier policy that would be enforced under unsupported settings, naming the setting; the same policy starts when not enforced', async () => {
+    const backend = postgresBackend();
+    backends.push(backend);
+    const first = await startTestGateway({
+      backend,
+      env: enforceEnv,
+      generalSettings: '  redis_degraded_mode: fail_closed\n',
+    });
+    await first.admin('POST', '/ui/api/organizations', { organization_id: 'org-s' });
+    expect(
+      (
+        await first.admin('POST', '/ui/api/tier-policies', {
+          organization_id: 'org-s',
+          model: 'chat',
+          output_tpm_limit: 5,
+        })
+      ).status,
+    ).toBe(201);
+    await first.close();
+    await expect(startTestGateway({ backend, env: enforceEnv })).rejects.toThrow(
+      /general_settings\.redis_degraded_mode.*tier_policies/s,
+    );
+    const inactive = await startTestGateway({ backend, env: { GATEWAY_TIER_POLICY_MODE: 'enforce' } });
+    gateways.push(inactive);
+    expect(inactive.gateway.tierPolicies.outputLimit('org-s', 'chat')).toBe(5);
+    expect(inactive.gateway.tierPolicies.enforcing).toBe(false);
+  });
+
   it('enforce + fail_closed: a tier-policy write is refused (409 naming the setting) under redis_degraded_mode fail_open, and accepted when tier policies do not enforce', async () => {
     const enforcing = await start({ env: enforceEnv, generalSettings: '' });
     await enforcing.admin('POST', '/ui/api/organizations', { organization_id: 'org-u' });
