@@ -45,9 +45,9 @@ describe('model registry capabilities', () => {
     ['audio_transcription', 'transcription'],
     ['rerank', 'rerank'],
   ])('refuses a %s group whose provider lacks the %s capability', (mode, capability) => {
-    expect(() =>
-      buildModelRegistry(config(mode), new ProviderRegistry([['silent', silent]]), 0),
-    ).toThrow(`'${mode}' needs the ${capability} capability, which provider 'silent' does not serve`);
+    expect(() => buildModelRegistry(config(mode), new ProviderRegistry([['silent', silent]]), 0)).toThrow(
+      `'${mode}' needs the ${capability} capability, which provider 'silent' does not serve`,
+    );
   });
 
   it('lists a group of a mode no capability serves (moderation), whatever its adapter declares', () => {
