@@ -143,6 +143,12 @@ describe('OpenAI-style embeddings, images and rerank', () => {
   });
 
   describe('rerank', () => {
+    it('is not served by azure, which has no rerank operation (a rerank group on azure is refused at start)', () => {
+      expect(azure.rerank).toBeUndefined();
+      expect(azure.embeddings).toBeDefined();
+      expect(azure.transcription).toBeDefined();
+    });
+
     const documents = ['Paris is in France', { text: 'Rome is the capital of Italy', id: 3 }, 'Berlin'];
 
     it('sends documents as texts in the Cohere-style format and reads results, tokens and one search', async () => {

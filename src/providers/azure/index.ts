@@ -42,9 +42,12 @@ export const azureProvider: ProviderFactory = {
       headers.authorization = `Bearer ${params.azure_ad_token}`;
     const root = `${base.pathname.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(settings.model)}`;
     const pathOf = (operation: string) => `${root}/${operation}?api-version=${version}`;
-    return new OpenAiCompatibleAdapter(
+    const adapter = new OpenAiCompatibleAdapter(
       { origin: base.origin, path: pathOf('chat/completions'), pathOf, headers },
       settings,
     );
+    // Azure OpenAI has no rerank operation: without the capability a rerank group on azure is refused at start.
+    const { chat, embeddings, images, speech, transcription } = adapter;
+    return { chat, embeddings, images, speech, transcription, close: () => adapter.close() };
   },
 };
