@@ -21,11 +21,7 @@ import {
   type CounterAdjustment,
   windowKey,
 } from '../store/shared/rate-limit-counters.ts';
-import {
-  OutputCountersUnsupportedError,
-  type SharedStore,
-  SharedStoreUnavailableError,
-} from '../store/shared/shared-store.ts';
+import { type SharedStore, SharedStoreUnavailableError } from '../store/shared/shared-store.ts';
 import {
   BUDGET_WARNING_HEADER,
   type BudgetPlan,
@@ -38,7 +34,8 @@ import {
 } from './budget-checks.ts';
 import { type PlannedCheck, planChecks } from './limit-checks.ts';
 import { type PlannedOutput, planOutputChecks } from './output-checks.ts';
-import { outputRefusalError, outputUnavailable } from './output-errors.ts';
+import { OutputEpochSeen } from './output-epoch.ts';
+import { outputRefusalError, sendGoverned } from './output-errors.ts';
 import { OutputRecorder } from './output-recorder.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
 import type { TierPolicySource } from './tier-policies.ts';
@@ -124,6 +121,7 @@ const MAX_WARNED = 10_000;
 export class CallerAdmission {
   private readonly options: CallerAdmissionOptions;
   private readonly warned = new Map<string, number>();
+  private readonly epoch = new OutputEpochSeen();
 
   constructor(options: CallerAdmissionOptions) {
     this.options = options;
@@ -164,11 +162,17 @@ export class CallerAdmission {
       reads: input.reads,
       ...(slot ? { slot } : {}),
       ...(budgets.checks.length > 0 ? { budgets: budgets.checks } : {}),
-      ...(outputs.length > 0 ? { outputs: outputs.map((item) => item.check), epochId: randomUUID() } : {}),
+      ...(outputs.length > 0
+        ? {
+            outputs: outputs.map((item) => item.check),
+            epochId: randomUUID(),
+            ...(this.epoch.current ? { epochSeen: this.epoch.current } : {}),
+          }
+        : {}),
     };
     const { response, store } =
       outputs.length > 0
-        ? await this.sendGoverned((target) => target.admit(request))
+        ? await sendGoverned(this.options.store, this.options.metrics, (target) => target.admit(request))
         : await this.send((target) => target.admit(request));
     if (!response.admitted) throw this.rejection(planned, response, slot?.limit, budgets, outputs);
     this.countDecisions(planned, 'allowed');
@@ -188,6 +192,7 @@ export class CallerAdmission {
         admitted: { counts: response.outputs, now: response.now },
         metrics: this.options.metrics,
         logger: this.options.logger,
+        epoch: this.epoch,
       });
     }
     const reached = budgets.checks.length > 0 ? softBudgetsReached(budgets, response.spent) : undefined;
@@ -257,33 +262,6 @@ export class CallerAdmission {
     if (degradedMode === 'fail_closed') throw storeUnavailable();
     metrics.rateLimitDegraded.set(1);
     return { response: await operation(fallback), store: fallback };
-  }
-
-  /**
-   * Output policies have no per-process fallback (spec rule 10): an unreachable shared store, or one
-   * that cannot keep output counters, answers 503 output_tpm_unavailable whatever the degraded mode.
-   */
-  private async sendGoverned<T>(
-    operation: (store: SharedStore) => Promise<T>,
-  ): Promise<{ response: T; store: SharedStore }> {
-    const { store, metrics } = this.options;
-    try {
-      if (!store.isAvailable()) throw new SharedStoreUnavailableError('known to be down');
-      return { response: await operation(store), store };
-    } catch (error) {
-      if (error instanceof SharedStoreUnavailableError) {
-        metrics.rateLimitStoreErrors.inc();
-        metrics.outputTpmEvents.inc({ event: 'unavailable' });
-        throw outputUnavailable('the shared store is unreachable.');
-      }
-      if (error instanceof OutputCountersUnsupportedError) {
-        metrics.outputTpmEvents.inc({ event: 'unavailable' });
-        throw outputUnavailable(
-          'output-token limits need the shared Redis store (general_settings.redis_url).',
-        );
-      }
-      throw error;
-    }
   }
 
   private settle(

@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { type SharedStore, SharedStoreUnavailableError } from '../store/shared/shared-store.ts';
 import { outputHeaders, type PlannedOutput } from './output-checks.ts';
+import type { OutputEpochSeen } from './output-epoch.ts';
 
 /** What one provider attempt produced: a count of output tokens, or unknown. */
 export type AttemptOutput = number | 'unknown';
@@ -24,6 +25,8 @@ export interface OutputRecorderOptions {
   admitted: { counts: readonly number[]; now: number };
   metrics: Metrics;
   logger: Logger;
+  /** This process's memory of acknowledged writes, which each recording advances. */
+  epoch?: OutputEpochSeen;
 }
 
 export class OutputRecorder {
@@ -66,6 +69,7 @@ export class OutputRecorder {
     try {
       const recorded = await this.withRetries(() => store.recordOutput({ keys: this.keys, amount, receipt }));
       metrics.outputTpmEvents.inc({ event: 'accounted' });
+      this.options.epoch?.observe(recorded.epoch);
       if (recorded.saturated) metrics.outputTpmEvents.inc({ event: 'saturated' });
       // A later minute's counters are the final accounting; an earlier reply never replaces them.
       if (recorded.now >= this.now) {

@@ -1,7 +1,8 @@
 /**
  * Output-token governance when the store loses or withholds state (spec output rules 6, 10 and 12), on
  * a private redis-server this test may flush and kill: a flush pauses governed ingress until the next
- * UTC minute while other callers go on; a restart that finds the epoch marker does not pause; Redis
+ * UTC minute while other callers go on, and so does a restore that keeps the marker but loses
+ * acknowledged writes; a restart that finds the epoch marker does not pause; Redis
  * unreachable gives 503 output_tpm_unavailable; a final accounting failure keeps the answer.
  */
 import { Redis } from 'ioredis';
@@ -94,6 +95,21 @@ describe.runIf(await realBackendsAvailable())('output-token governance across st
     expect((await chat(governed)).status).toBe(200);
     await gateway.close();
     gateway = await start();
+    expect((await chat(governed)).status).toBe(200);
+  });
+
+  it('a restore or failover that keeps the marker but loses acknowledged writes pauses governed callers (rule 12)', async () => {
+    clock.set(at('2026-11-23T12:07:10Z'));
+    expect((await chat(governed)).status).toBe(200);
+    const keys = await raw.keys('*ot:*');
+    const snapshot = await Promise.all(keys.map(async (key) => [key, await raw.dumpBuffer(key)] as const));
+    expect((await chat(governed)).status).toBe(200);
+    // The store goes back to the state before the last acknowledged write (its marker included).
+    for (const [key, value] of snapshot) if (value) await raw.restore(key, 0, value, 'REPLACE');
+    clock.set(at('2026-11-23T12:07:30Z'));
+    await expectUnavailable(await chat(governed), '30');
+    expect((await chat(plain)).status).toBe(200);
+    clock.set(at('2026-11-23T12:08:00Z'));
     expect((await chat(governed)).status).toBe(200);
   });
 

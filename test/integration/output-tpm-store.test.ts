@@ -210,6 +210,28 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
     expect(await raw.hget(prefix + OUTPUT_EPOCH_KEY, 'until')).toBe('0');
   });
 
+  it('a marker restored from before acknowledged writes (restore, lagging failover) pauses governed admission (rule 12)', async () => {
+    clock.set(at('2026-11-23T12:55:10Z'));
+    const key = base();
+    expect(await admit(key, 1000)).toMatchObject({ admitted: true });
+    const snapshot = await raw.dumpBuffer(prefix + OUTPUT_EPOCH_KEY);
+    const recorded = await record(key, 10);
+    expect(recorded.epoch?.seq).toBeGreaterThan(0);
+    // This process saw its write acknowledged: a marker that still has it is no reason to pause.
+    expect(await admit(key, 1000, { epochSeen: recorded.epoch! })).toMatchObject({ admitted: true });
+    await raw.restore(prefix + OUTPUT_EPOCH_KEY, 0, snapshot, 'REPLACE');
+    const until = minuteOf(at('2026-11-23T12:56:00Z'));
+    expect(await admit(key, 1000, { epochSeen: recorded.epoch! })).toMatchObject({
+      admitted: false,
+      output: { state: 'unavailable', until },
+    });
+    // Every process pauses, also one that saw nothing; the next minute starts a new epoch.
+    expect(await admit(key, 1000)).toMatchObject({ output: { state: 'unavailable', until } });
+    clock.set(at('2026-11-23T12:56:00Z'));
+    expect(await admit(key, 1000, { epochSeen: recorded.epoch! })).toMatchObject({ admitted: true });
+    expect(await raw.hget(prefix + OUTPUT_EPOCH_KEY, 'id')).not.toBe(recorded.epoch!.id);
+  });
+
   it('a restart that finds the epoch marker does not pause (rule 12)', async () => {
     clock.set(at('2026-11-23T13:00:10Z'));
     expect(await store.ensureOutputEpoch(randomUUID())).toBe(false);

@@ -73,6 +73,12 @@ export interface OutputRecording {
   receipt: string;
 }
 
+/** An epoch and a write sequence in it: each recording advances the sequence of the live epoch. */
+export interface OutputEpochMark {
+  id: string;
+  seq: number;
+}
+
 export interface OutputRecorded {
   /** The store's clock, epoch ms, and the minute the output went into. */
   now: number;
@@ -83,6 +89,8 @@ export interface OutputRecorded {
   saturated: boolean;
   /** True when the receipt was already there: this write had been applied before. */
   duplicate: boolean;
+  /** The epoch and sequence this write reached; absent for a duplicate or while no live epoch exists. */
+  epoch?: OutputEpochMark;
 }
 
 /** The store key of a recording's receipt. */

@@ -4,7 +4,7 @@
  * own expiry, judged by the store's clock); hour and day counters end at the top of the clock hour and
  * at midnight UTC (their keys carry the window start).
  */
-import type { OutputCheck, OutputRefusal } from './output-counters.ts';
+import type { OutputCheck, OutputEpochMark, OutputRefusal } from './output-counters.ts';
 
 export type CounterWindow = 'minute' | 'hour' | 'day';
 
@@ -58,10 +58,13 @@ export interface AdmissionRequest {
   budgets?: readonly BudgetCheck[];
   /**
    * Output-token counters, read after every other check (read only: output is recorded per attempt).
-   * With any, the store epoch marker is checked too; `epochId` re-creates it after a pause.
+   * With any, the store epoch marker is checked too; `epochId` re-creates it after a pause, and
+   * `epochSeen` (the highest write sequence this process had acknowledged in that epoch) detects a
+   * restore or failover that kept the marker but lost writes.
    */
   outputs?: readonly OutputCheck[];
   epochId?: string;
+  epochSeen?: OutputEpochMark;
 }
 
 export type AdmissionResponse =

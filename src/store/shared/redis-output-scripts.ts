@@ -3,9 +3,10 @@
  * the Redis server's (TIME) at recording time unless the caller supplies one (tests), so every replica
  * charges the same minute and all output of one provider attempt lands in one minute.
  *
- * RECORD  KEYS: receipt key, base keys…   ARGV: now|'', amount, max, graceMs, receiptTtlMs
+ * RECORD  KEYS: receipt key, epoch key, base keys…   ARGV: now|'', amount, max, graceMs, receiptTtlMs
  *         A receipt already there means this write was applied before (a retry after a lost reply):
- *         nothing is added.  →  {1 added | 2 duplicate, now, minute, saturated 0|1, count…}
+ *         nothing is added. A live epoch marker's `seq` advances (a missing or paused one is left for
+ *         admission to notice).  →  {1 added | 2 duplicate, now, minute, saturated 0|1, epochId, seq, count…}
  * UNKNOWN KEYS: base keys…   ARGV: now|'', graceMs   →  {now, minute}
  * EPOCH   KEYS: epoch key   ARGV: id   →  1 when the marker was created, 0 when it was there
  */
@@ -23,15 +24,15 @@ local counts = {}
 local prior = redis.call('GET', KEYS[1])
 if prior then
   local minute = string.match(prior, '^(%d+)')
-  for i = 2, #KEYS do counts[i - 1] = tonumber(redis.call('GET', KEYS[i] .. ':' .. minute) or '0') end
-  return {2, now, tonumber(minute), 0, unpack(counts)}
+  for i = 3, #KEYS do counts[i - 2] = tonumber(redis.call('GET', KEYS[i] .. ':' .. minute) or '0') end
+  return {2, now, tonumber(minute), 0, '', 0, unpack(counts)}
 end
 local minuteNumber = math.floor(now / 60000)
 local minute = string.format('%d', minuteNumber)
 local amount, max = tonumber(ARGV[2]), tonumber(ARGV[3])
 local ttl = math.max(1, (minuteNumber + 1) * 60000 + tonumber(ARGV[4]) - now)
 local saturated = 0
-for i = 2, #KEYS do
+for i = 3, #KEYS do
   local key = KEYS[i] .. ':' .. minute
   local value = tonumber(redis.call('GET', key) or '0') + amount
   if value > max then
@@ -39,10 +40,12 @@ for i = 2, #KEYS do
     saturated = 1
   end
   redis.call('SET', key, string.format('%d', value), 'PX', ttl)
-  counts[i - 1] = value
+  counts[i - 2] = value
 end
 redis.call('SET', KEYS[1], minute .. ':' .. ARGV[2], 'PX', ARGV[5])
-return {1, now, minuteNumber, saturated, unpack(counts)}`;
+local epochId, seq = redis.call('HGET', KEYS[2], 'id'), 0
+if epochId and epochId ~= '' then seq = redis.call('HINCRBY', KEYS[2], 'seq', 1) else epochId = '' end
+return {1, now, minuteNumber, saturated, epochId, seq, unpack(counts)}`;
 
 export const MARK_OUTPUT_UNKNOWN_SCRIPT = `${CLOCK}
 local minuteNumber = math.floor(now / 60000)
@@ -53,5 +56,5 @@ return {now, minuteNumber}`;
 
 export const ENSURE_OUTPUT_EPOCH_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'id', ARGV[1], 'until', 0)
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'until', 0, 'seq', 0)
 return 1`;

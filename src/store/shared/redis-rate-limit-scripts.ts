@@ -13,11 +13,13 @@
  * a counter at or above its limit answers 2, an unknown-usage marker 3; and the store epoch marker (a
  * hash {id, until} without expiry) must be there: when it is missing the writes it vouched for may be
  * lost, so it is re-created paused (`until` = next minute, answer 4) and replaced by `epochId` once
- * that minute starts.
+ * that minute starts. Every recording advances the marker's `seq`; a marker whose `seq` is below what
+ * this process saw acknowledged in the same epoch (`seenId`, `seenSeq`) was restored from an older
+ * state (a restore, a failover to a lagging replica), and pauses the same way.
  *
  * ADMIT  KEYS: counter keys…, [slot key], read keys…, budget keys…, [output keys…, epoch key]
  *        ARGV: now|'', checkCount, (window, limit, amount)…, slotLimit|'', slotMember, slotLeaseMs, readCount,
- *              budgetCount, (durationMs, limit|'')…, outputCount, epochId, outputLimit…
+ *              budgetCount, (durationMs, limit|'')…, outputCount, epochId, seenId, seenSeq, outputLimit…
  *        →  {1, now, count…, reset…, read…, spent…, output…}
  *           or {0, now, failedIndex(1-based), count, reset, read…}
  *           (a budget's failedIndex is checkCount + 1 + its 1-based index)
@@ -125,20 +127,22 @@ local recorded = {}
 if outputCount > 0 then
   local minute = string.format('%d', math.floor(now / 60000))
   local epochKey = KEYS[outputFrom + outputCount + 1]
-  local epoch = redis.call('HMGET', epochKey, 'id', 'until')
+  local epoch = redis.call('HMGET', epochKey, 'id', 'until', 'seq')
   local pausedUntil = 0
   if epoch[2] then pausedUntil = tonumber(epoch[2]) end
-  if not epoch[1] then
+  local lost = epoch[1] and epoch[1] ~= '' and epoch[1] == ARGV[outputAt + 2]
+    and (tonumber(epoch[3]) or 0) < tonumber(ARGV[outputAt + 3])
+  if not epoch[1] or lost then
     pausedUntil = tonumber(minute) + 1
-    redis.call('HSET', epochKey, 'id', '', 'until', pausedUntil)
+    redis.call('HSET', epochKey, 'id', '', 'until', pausedUntil, 'seq', 0)
   end
   if tonumber(minute) < pausedUntil then return rejected(0, pausedUntil, 0, 4) end
-  if epoch[1] == '' then redis.call('HSET', epochKey, 'id', ARGV[outputAt + 1], 'until', 0) end
+  if epoch[1] == '' then redis.call('HSET', epochKey, 'id', ARGV[outputAt + 1], 'until', 0, 'seq', 0) end
   for o = 1, outputCount do
     local base = KEYS[outputFrom + o]
     if redis.call('EXISTS', base .. ':u:' .. minute) == 1 then return rejected(o, 0, 0, 3) end
     local value = tonumber(redis.call('GET', base .. ':' .. minute) or '0')
-    if value >= tonumber(ARGV[outputAt + 1 + o]) then return rejected(o, value, 0, 2) end
+    if value >= tonumber(ARGV[outputAt + 3 + o]) then return rejected(o, value, 0, 2) end
     recorded[o] = value
   end
 end

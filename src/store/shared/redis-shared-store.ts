@@ -101,7 +101,12 @@ export class RedisSharedStore implements SharedStore {
     for (const check of checks) args.push(check.window, check.limit, check.amount);
     args.push(slot ? slot.limit : '', slot?.member ?? '', slot?.leaseMs ?? 0, reads.length, budgets.length);
     for (const budget of budgets) args.push(budget.durationMs, budget.limit ?? '');
-    args.push(outputs.length, request.epochId ?? '');
+    args.push(
+      outputs.length,
+      request.epochId ?? '',
+      request.epochSeen?.id ?? '',
+      request.epochSeen?.seq ?? 0,
+    );
     for (const output of outputs) args.push(output.limit);
     const scripts = this.client as unknown as ScriptCommands;
     const reply = (await this.run(() => scripts.switchboardAdmit(keys.length, ...keys, ...args))).map(Number);
@@ -133,28 +138,30 @@ export class RedisSharedStore implements SharedStore {
   }
 
   async recordOutput(request: OutputRecording): Promise<OutputRecorded> {
-    const keys = [outputReceiptKey(request.receipt), ...request.keys].map((key) => this.prefix + key);
+    const keys = [outputReceiptKey(request.receipt), OUTPUT_EPOCH_KEY, ...request.keys].map(
+      (key) => this.prefix + key,
+    );
     const amount = Math.min(Math.max(0, Math.floor(request.amount)), OUTPUT_COUNTER_MAX);
     const scripts = this.client as unknown as ScriptCommands;
-    const reply = (
-      await this.run(() =>
-        scripts.switchboardRecordOutput(
-          keys.length,
-          ...keys,
-          this.clock ? this.clock.now() : '',
-          amount,
-          OUTPUT_COUNTER_MAX,
-          OUTPUT_BUCKET_GRACE_MS,
-          OUTPUT_RECEIPT_TTL_MS,
-        ),
-      )
-    ).map(Number);
+    const reply = await this.run(() =>
+      scripts.switchboardRecordOutput(
+        keys.length,
+        ...keys,
+        this.clock ? this.clock.now() : '',
+        amount,
+        OUTPUT_COUNTER_MAX,
+        OUTPUT_BUCKET_GRACE_MS,
+        OUTPUT_RECEIPT_TTL_MS,
+      ),
+    );
+    const epochId = String(reply[4] ?? '');
     return {
-      duplicate: reply[0] === 2,
-      now: reply[1]!,
-      minute: reply[2]!,
-      saturated: reply[3] === 1,
-      counts: reply.slice(4),
+      duplicate: Number(reply[0]) === 2,
+      now: Number(reply[1]),
+      minute: Number(reply[2]),
+      saturated: Number(reply[3]) === 1,
+      counts: reply.slice(6).map(Number),
+      ...(epochId !== '' ? { epoch: { id: epochId, seq: Number(reply[5]) } } : {}),
     };
   }
 
