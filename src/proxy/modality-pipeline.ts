@@ -28,9 +28,10 @@ import type { AttemptContext, Capability } from '../providers/provider-adapter.t
 import { capabilityOf, upstreamModelOf, withUpstreamModel } from '../routing/deployment-calls.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
 import type { RouteContext, Router } from '../routing/router.ts';
-import { upstreamFailure } from '../routing/upstream-failure.ts';
+import { rewriteWavSizes } from '../wire/audio/wav-size-rewrite.ts';
 import { admitRequest, deadlineExceeded, recordFinish, resolveGroup, statusOf } from './request-admission.ts';
 import type { RequestCharge, SpendAccounting } from './request-charge.ts';
+import { prepend, settledStream } from './settled-stream.ts';
 import { routingOf, SpendNotRecorded, settleOrFail, settleQuietly } from './settlement.ts';
 
 export interface ModalityContext {
@@ -137,9 +138,20 @@ export class ModalityPipeline {
       charge.routed(routed.deployment.id, routed.modelGroup, routed.attempts);
       charge.firstToken();
       const { head, first, rest } = routed.value;
+      // Speech is billed by the characters sent, known now: a cut or abandoned stream keeps its charge.
+      this.answered(model, routed.deployment, head, charge);
+      const source = prepend(first, rest);
+      // Spec rule 7: inside the settled stream, so a rewrite that cannot hold the audio fails the request.
+      const audio = request.response_format === 'wav' ? rewriteWavSizes(source, head.contentLength) : source;
       return {
         value: head,
-        audio: this.audio(first, rest, model, routed.deployment, head, charge, started),
+        audio: settledStream(audio, {
+          model,
+          charge,
+          knownWhenCut: true,
+          complete: () => {},
+          finish: (status) => recordFinish(this.options.metrics, model, status, started),
+        }),
         deploymentId: routed.deployment.id,
         attempts: routed.attempts,
         headers: charge.headers,
@@ -213,7 +225,8 @@ export class ModalityPipeline {
     return {
       signal: context.signal,
       requestId: context.requestId,
-      promptTokenEstimate: context.tokenEstimate,
+      // max_input_tokens bounds a chat prompt; here the body holds many inputs (or a file): no check.
+      promptTokenEstimate: 0,
       capacity: charge.capacity,
       deadline,
       // Fallbacks obey the key's model allow-list, and charge the per-model limits of the group they use.
@@ -255,50 +268,5 @@ export class ModalityPipeline {
     if (usage?.completion_tokens)
       this.options.metrics.tokens.inc({ model, direction: 'output' }, usage.completion_tokens);
     charge.answered(deployment.id, usage, upstreamModelOf(model, deployment), units);
-  }
-
-  private async *audio(
-    first: Buffer,
-    rest: AsyncIterator<Buffer>,
-    model: string,
-    deployment: Deployment,
-    consumption: Consumption,
-    charge: RequestCharge,
-    started: number,
-  ): AsyncGenerator<Buffer> {
-    let ended = false;
-    try {
-      yield first;
-      for (;;) {
-        const next = await rest.next();
-        if (next.done) break;
-        yield next.value;
-      }
-      ended = true;
-    } catch (error) {
-      // Bytes were already sent: no retry; the route cuts the body so the caller sees it incomplete.
-      ended = true;
-      const failure = upstreamFailure(error, model);
-      charge.incomplete();
-      settleQuietly(charge, failure.status);
-      recordFinish(this.options.metrics, model, failure.status, started);
-      throw failure;
-    } finally {
-      if (!ended) {
-        charge.incomplete();
-        settleQuietly(charge, 499);
-        recordFinish(this.options.metrics, model, 499, started);
-        await rest.return?.();
-      }
-    }
-    try {
-      this.answered(model, deployment, consumption, charge);
-      await settleOrFail(charge, 200, {});
-    } catch (error) {
-      const failure = error instanceof SpendNotRecorded ? error.failure : error;
-      recordFinish(this.options.metrics, model, statusOf(failure), started);
-      throw failure;
-    }
-    recordFinish(this.options.metrics, model, 200, started);
   }
 }

@@ -19,12 +19,12 @@ import type { Metrics } from '../observability/metrics.ts';
 import { upstreamModelOf } from '../routing/deployment-calls.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
 import type { Router, StartedStream } from '../routing/router.ts';
-import { upstreamFailure } from '../routing/upstream-failure.ts';
 import { answerFromCache } from './cached-answer.ts';
 import type { McpToolLoop } from './mcp-tool-loop.ts';
 import { admitRequest, deadlineExceeded, recordFinish, resolveGroup, statusOf } from './request-admission.ts';
 import type { RequestCharge, SpendAccounting } from './request-charge.ts';
 import type { CachePlan, ResponseCache } from './response-cache.ts';
+import { prepend, settledStream } from './settled-stream.ts';
 import { routingOf, SpendNotRecorded, settleOrFail, settleQuietly } from './settlement.ts';
 
 export interface TextContext {
@@ -239,52 +239,21 @@ export class TextPipeline {
     charge: RequestCharge,
     plan: CachePlan | undefined,
   ): AsyncGenerator<StreamChunk> {
-    const { first, rest } = started;
     const recorder = plan && this.options.cache?.recorder(plan);
-    let usage = first.usage;
-    let ended = false;
-    try {
-      recorder?.add(first);
-      yield first;
-      for (;;) {
-        const next = await rest.next();
-        if (next.done) break;
-        const chunk = next.value;
+    let usage = started.first.usage;
+    yield* settledStream(prepend(started.first, started.rest), {
+      model,
+      charge,
+      onItem: (chunk) => {
         if (chunk.usage) usage = chunk.usage;
         recorder?.add(chunk);
-        yield chunk;
-      }
-      ended = true;
-    } catch (error) {
-      // Content was already sent: no retry; the encoder ends the stream with an in-band error, no marker.
-      ended = true;
-      const failure = upstreamFailure(error, model);
-      charge.incomplete();
-      settleQuietly(charge, failure.status);
-      this.finish(model, failure.status, startedAt);
-      throw failure;
-    } finally {
-      if (!ended) {
-        // The caller left mid-stream: stop the upstream call and free the slot.
-        charge.incomplete();
-        settleQuietly(charge, 499);
-        this.finish(model, 499, startedAt);
-        await rest.return?.();
-      }
-    }
-    // Spec rule 5: the answer's accounting is awaited before the terminal marker; in outbox mode a
-    // charge that is not durably accepted ends the stream with an error instead (rule 6).
-    try {
-      this.answered(model, deployment, usage, charge);
-      await settleOrFail(charge, 200, {});
-    } catch (error) {
-      const failure = error instanceof SpendNotRecorded ? error.failure : error;
-      this.finish(model, statusOf(failure), startedAt);
-      throw failure;
-    }
+      },
+      // Spec rule 5: the answer's accounting is settled before the encoder writes the terminal marker.
+      complete: () => this.answered(model, deployment, usage, charge),
+      finish: (status) => this.finish(model, status, startedAt),
+    });
     const entry = recorder?.entry();
     if (plan && entry) void this.options.cache?.put(plan, entry);
-    this.finish(model, 200, startedAt);
   }
 
   /**

@@ -33,7 +33,11 @@ const baseSettings: RouterSettings = {
 
 const request = { model: 'group', messages: [{ role: 'user' as const, content: 'hi' }] };
 
-function harness(groups: ModelGroup[], settings: Partial<RouterSettings> = {}) {
+function harness(
+  groups: ModelGroup[],
+  settings: Partial<RouterSettings> = {},
+  onSleep: () => void = () => {},
+) {
   const clock = new ManualClock();
   const merged = { ...baseSettings, ...settings };
   const health = new DeploymentHealth(
@@ -54,6 +58,7 @@ function harness(groups: ModelGroup[], settings: Partial<RouterSettings> = {}) {
     random: seededRandom(1),
     sleep: async (milliseconds) => {
       waits.push(milliseconds);
+      onSleep();
     },
   });
   const capacity = new DeploymentCapacity(true).snapshot([], []);
@@ -338,5 +343,63 @@ describe('the router', () => {
     controller.abort();
     await rejection(router.complete(only, request, { ...context, signal: controller.signal }));
     expect(adapter.calls).toHaveLength(1);
+  });
+});
+
+describe('the router and requests a deployment refuses as the caller mistake', () => {
+  const callerMistake = () =>
+    new GatewayError({
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'invalid_value',
+      message: 'no',
+      param: 'voice',
+    });
+
+  it('moves on to another deployment without spending a retry or cooling the refusing one', async () => {
+    const only = group('group', { picky: new ScriptedAdapter(), open: new ScriptedAdapter() });
+    const { router, context, health } = harness([only], { num_retries: 0, allowed_fails: 0 });
+    for (let index = 0; index < 6; index++) {
+      const routed = await router.invoke(only, context, async (deployment) => {
+        if (deployment.id === 'picky') throw callerMistake();
+        return deployment.id;
+      });
+      expect(routed.value).toBe('open');
+    }
+    expect(health.cooldownRemainingMs('picky')).toBe(0);
+  });
+
+  it('answers the caller mistake when every deployment refuses it, calling each once', async () => {
+    const only = group('group', { a: new ScriptedAdapter(), b: new ScriptedAdapter() });
+    const { router, context, health } = harness([only], { num_retries: 3, allowed_fails: 0 });
+    const calls: string[] = [];
+    const error = await rejection(
+      router.invoke(only, context, async (deployment) => {
+        calls.push(deployment.id);
+        throw callerMistake();
+      }),
+    );
+    expect(error.status).toBe(400);
+    expect(error.param).toBe('voice');
+    expect(calls.sort()).toEqual(['a', 'b']);
+    expect(health.cooldownRemainingMs('a') + health.cooldownRemainingMs('b')).toBe(0);
+  });
+
+  it('makes no further attempt once the caller left during the pause between attempts', async () => {
+    const only = group('group', {
+      a: new ScriptedAdapter([], { kind: 'status', status: 500 }),
+      b: new ScriptedAdapter([], { kind: 'status', status: 500 }),
+    });
+    const caller = new AbortController();
+    const { router, context, waits } = harness(
+      [only],
+      { num_retries: 2, retry_after: 1, allowed_fails: 100 },
+      () => caller.abort(),
+    );
+    const error = await rejection(router.complete(only, request, { ...context, signal: caller.signal }));
+    expect(waits).toHaveLength(1);
+    expect(error.status).toBe(499);
+    const calls = only.deployments.map((deployment) => (deployment.adapter as ScriptedAdapter).calls.length);
+    expect(calls.reduce((sum, count) => sum + count, 0)).toBe(1);
   });
 });

@@ -15,12 +15,20 @@ import type { Random } from '../lib/random.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { AttemptContext, CompletionResult } from '../providers/provider-adapter.ts';
 import { classifyTransportError, LocalFailure, UpstreamError } from '../providers/upstream-error.ts';
+import {
+  aborted,
+  mayHaveProducedOutput,
+  outcomeOf,
+  reasonOf,
+  sleepUnlessAborted,
+} from './attempt-outcomes.ts';
 import type { CapacitySignal } from './capacity-signal.ts';
 import { chatOf, withUpstreamModel } from './deployment-calls.ts';
 import type { DeploymentHealth } from './deployment-health.ts';
 import type { FallbackEventLog } from './fallback-events.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from './model-registry.ts';
-import { contextTooLong, failed, noCapacity, noHealthyDeployment } from './routing-errors.ts';
+import { fitsDeployment, planGroups } from './route-plan.ts';
+import { failed, noCapacity, noHealthyDeployment } from './routing-errors.ts';
 import type { RoutingStrategy } from './routing-strategy.ts';
 import { utilization } from './strategies/rate-limit-aware.ts';
 import { trackStream } from './tracked-stream.ts';
@@ -48,12 +56,6 @@ export interface RouteContext {
    * was generated (no connection, a pool timeout, an error status). Output-token accounting reads it.
    */
   attemptFailed?: (outputUnknown: boolean) => void;
-}
-
-interface Plan {
-  groups: ModelGroup[];
-  /** The requested group when a context-window fallback replaced it before any attempt. */
-  contextFallbackFrom: string | null;
 }
 
 export interface Routed<T> {
@@ -181,37 +183,6 @@ export class Router {
     });
   }
 
-  /**
-   * The groups to try in order: the requested one (or its context-window fallback), then fallbacks,
-   * leaving out groups the caller may not use.
-   */
-  private plan(group: ModelGroup, context: RouteContext): Plan {
-    const { settings } = this.options;
-    let primary = group;
-    let contextFallbackFrom: string | null = null;
-    if (!fits(group, context.promptTokenEstimate)) {
-      const replacement = this.usableGroups(settings.context_window_fallbacks[group.name], context).find(
-        (candidate) => fits(candidate, context.promptTokenEstimate),
-      );
-      if (!replacement) throw contextTooLong(group.name, context.promptTokenEstimate);
-      contextFallbackFrom = group.name;
-      primary = replacement;
-    }
-    return {
-      groups: [primary, ...this.usableGroups(settings.fallbacks[primary.name], context)],
-      contextFallbackFrom,
-    };
-  }
-
-  private usableGroups(names: readonly string[] | undefined, context: RouteContext): ModelGroup[] {
-    const groups: ModelGroup[] = [];
-    for (const name of names ?? []) {
-      const candidate = this.options.registry.group(name);
-      if (candidate && (context.mayUseGroup?.(name) ?? true)) groups.push(candidate);
-    }
-    return groups;
-  }
-
   private async execute<T>(
     requested: ModelGroup,
     context: RouteContext,
@@ -220,7 +191,7 @@ export class Router {
   ): Promise<Routed<T>> {
     const { settings, health, metrics } = this.options;
     const { capacity } = context;
-    const { groups, contextFallbackFrom } = this.plan(requested, context);
+    const { groups, contextFallbackFrom } = planGroups(this.options.registry, settings, requested, context);
     const attemptsPerGroup = settings.num_retries + 1;
     const attemptContext: AttemptContext = {
       signal: context.signal,
@@ -232,6 +203,10 @@ export class Router {
     let previous: Deployment | undefined;
     let shortestCooldownMs = Number.POSITIVE_INFINITY;
     let atCapacity = false;
+    // Deployments that refused the request as the caller's mistake (a field their provider cannot take):
+    // not their fault, not retried, and the request moves on to one that may take it.
+    const refused = new Set<string>();
+    let callerError: { error: GatewayError; deployment: Deployment } | undefined;
 
     for (let groupIndex = 0; groupIndex < groups.length; groupIndex++) {
       const group = groups[groupIndex]!;
@@ -242,7 +217,7 @@ export class Router {
         entered && inGroup < attemptsPerGroup && Date.now() < context.deadline;
         inGroup++
       ) {
-        const choice = this.choose(group, tried, streaming, context);
+        const choice = this.choose(group, tried, refused, streaming, context);
         if (!choice.deployment) {
           shortestCooldownMs = Math.min(shortestCooldownMs, choice.cooldownMs);
           atCapacity ||= choice.atCapacity;
@@ -260,6 +235,9 @@ export class Router {
             attempts,
           );
           await this.pause(lastError, previous, deployment, context.signal);
+          // The caller left during the pause: no further attempt is made for it.
+          if (context.signal.aborted)
+            throw failed(upstreamFailure(aborted(), requested.name), attempts, previous);
         }
         attempts++;
         tried.add(deployment.id);
@@ -271,8 +249,14 @@ export class Router {
           if (groupIndex === 0) this.recordContextFallback(context, contextFallbackFrom, group, deployment);
           return { value, deployment, modelGroup: group.name, attempts };
         } catch (error) {
-          // A caller mistake the adapter recognised (no voice, an unknown one): not the deployment's fault.
-          if (error instanceof GatewayError) throw failed(error, attempts, deployment);
+          // A caller mistake the adapter recognised before calling upstream (no voice, token arrays on
+          // Cohere): not the deployment's fault and no retry spent; another deployment may take it.
+          if (error instanceof GatewayError) {
+            refused.add(deployment.id);
+            callerError ??= { error, deployment };
+            inGroup--;
+            continue;
+          }
           const upstream = this.countFailure(deployment, error);
           context.attemptFailed?.(mayHaveProducedOutput(upstream));
           if (upstream instanceof LocalFailure)
@@ -298,12 +282,14 @@ export class Router {
       );
       throw failed(upstreamFailure(lastError, requested.name), attempts, previous);
     }
+    if (callerError) throw failed(callerError.error, attempts, callerError.deployment);
     throw atCapacity ? noCapacity(requested.name) : noHealthyDeployment(requested.name, shortestCooldownMs);
   }
 
   private choose(
     group: ModelGroup,
     tried: ReadonlySet<string>,
+    refused: ReadonlySet<string>,
     streaming: boolean,
     context: RouteContext,
   ): { deployment?: Deployment; cooldownMs: number; atCapacity: boolean } {
@@ -313,8 +299,8 @@ export class Router {
     let atCapacity = false;
     const healthy: Deployment[] = [];
     for (const deployment of group.deployments) {
-      if (deployment.maxInputTokens !== undefined && deployment.maxInputTokens < context.promptTokenEstimate)
-        continue;
+      if (refused.has(deployment.id)) continue;
+      if (!fitsDeployment(deployment.maxInputTokens, context.promptTokenEstimate)) continue;
       const remaining = health.cooldownRemainingMs(deployment.id);
       if (remaining > 0) {
         cooldownMs = Math.min(cooldownMs, remaining);
@@ -400,42 +386,4 @@ export class Router {
       attempt,
     });
   }
-}
-
-function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(done, milliseconds);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-}
-
-function fits(group: ModelGroup, promptTokenEstimate: number): boolean {
-  return group.deployments.some(
-    (deployment) =>
-      deployment.maxInputTokens === undefined || deployment.maxInputTokens >= promptTokenEstimate,
-  );
-}
-
-/**
- * Whether a failed attempt may have produced output: not when nothing was sent (connect failure, pool
- * timeout: known zero) or the upstream answered an error status; otherwise its usage is unknown. A
- * failure of our own code may come after the request left, so it counts as unknown too.
- */
-function mayHaveProducedOutput(error: UpstreamError | LocalFailure): boolean {
-  if (error instanceof LocalFailure) return true;
-  return error.kind !== 'connect' && error.kind !== 'pool_timeout' && error.kind !== 'status';
-}
-
-function outcomeOf(error: UpstreamError): string {
-  if (error.kind !== 'status') return error.kind;
-  return error.status === 429 ? 'status_429' : `status_${Math.floor((error.status ?? 500) / 100)}xx`;
-}
-
-function reasonOf(error: UpstreamError): string {
-  return error.kind === 'status' ? `status_${error.status}` : error.kind;
 }

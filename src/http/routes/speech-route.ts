@@ -1,7 +1,7 @@
 /**
  * POST /v1/audio/speech: validate, hand to the modality pipeline, and stream the audio to the caller as
- * it arrives, with the upstream's content type (or the format's) and the routing headers. WAV audio
- * gets its header sizes fixed (spec rule 7). A failure before the first bytes is an ordinary error
+ * it arrives, with the upstream's content type (or the format's) and the routing headers (the pipeline
+ * fixes a WAV header's sizes, spec rule 7). A failure before the first bytes is an ordinary error
  * answer; once bytes were sent, a failure destroys the response, so the caller sees an incomplete body,
  * never a complete-looking 200.
  */
@@ -11,7 +11,6 @@ import Type from 'typebox';
 import { SPEECH_FORMATS, type SpeechFormat } from '../../canonical/modalities.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
 import { decodeSpeechRequest, SPEECH_CONTENT_TYPES } from '../../wire/audio/decode-speech-request.ts';
-import { rewriteWavSizes } from '../../wire/audio/wav-size-rewrite.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { answerHeaders, jsonRequestContext } from '../modality-route.ts';
 import { callerSecurity } from '../schemas/common-schemas.ts';
@@ -51,8 +50,6 @@ export function registerSpeechRoute(app: App, deps: Pick<AppDependencies, 'modal
         const context = jsonRequestContext(request, reply);
         const outcome = await deps.modalities.speak(speech, context);
         const { contentType, contentLength } = outcome.value;
-        const audio =
-          speech.response_format === 'wav' ? rewriteWavSizes(outcome.audio, contentLength) : outcome.audio;
         const headers: Record<string, string> = {
           ...answerHeaders(request, outcome),
           'content-type': audioType(contentType, speech.response_format),
@@ -60,7 +57,7 @@ export function registerSpeechRoute(app: App, deps: Pick<AppDependencies, 'modal
         };
         // The rewrite keeps the length, so an announced length holds for the caller too (a cut body is short).
         if (contentLength !== undefined) headers['content-length'] = String(contentLength);
-        await writeAudio(reply, headers, audio, context.signal);
+        await writeAudio(reply, headers, outcome.audio, context.signal);
         return reply;
       },
     );
