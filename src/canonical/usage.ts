@@ -18,6 +18,7 @@ export function readUsage(value: unknown): Usage | undefined {
   return { ...(record as object), prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
 }
 
-function isCount(value: unknown): value is number {
+/** A count read from untrusted JSON (tokens, units): a non-negative integer. */
+export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }

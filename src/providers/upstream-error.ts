@@ -16,6 +16,11 @@ export type UpstreamErrorKind =
   | 'protocol'
   /** The connection broke after the request was sent. */
   | 'network'
+  /**
+   * The answer is larger than the gateway reads (MAX_RESPONSE_BYTES): the request asked for too much
+   * (2048 embeddings as floats), so neither a retry nor the deployment's health is concerned.
+   */
+  | 'too_large'
   /** The caller went away or the request deadline passed. */
   | 'aborted';
 
@@ -145,9 +150,9 @@ export function classifyTransportError(error: unknown): UpstreamError | LocalFai
       });
     case 'SB_RESPONSE_TOO_LARGE':
       return new UpstreamError({
-        kind: 'protocol',
+        kind: 'too_large',
         retryable: false,
-        message: 'the upstream answer is too large',
+        message: (error as Error).message,
       });
     case 'UND_ERR_CONNECT_TIMEOUT':
       return new UpstreamError({

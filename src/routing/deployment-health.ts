@@ -134,9 +134,12 @@ export class DeploymentHealth {
   }
 }
 
-/** Caller mistakes (400, 422) and cancellations say nothing about the deployment's health. */
+/**
+ * Caller mistakes (400, 422, an answer too large for what was asked) and cancellations say nothing
+ * about the deployment's health.
+ */
 function countsAgainstDeployment(error: UpstreamError): boolean {
-  if (error.kind === 'aborted') return false;
+  if (error.kind === 'aborted' || error.kind === 'too_large') return false;
   if (error.kind === 'status' && error.status !== undefined && error.status < 500) {
     return (
       error.status === 429 ||

@@ -29,6 +29,15 @@ export function upstreamFailure(error: unknown, modelName: string): GatewayError
       });
     case 'status':
       return fromStatus(error, modelName, retryAfter);
+    case 'too_large':
+      // The request asked for more than the gateway reads; the same request would fail again.
+      return new GatewayError({
+        status: 502,
+        type: ErrorType.api,
+        code: 'upstream_answer_too_large',
+        message: `The answer of model '${modelName}' is too large for the gateway (${error.message}). Ask for less in one request: fewer inputs, or encoding_format "base64" for embeddings (about a quarter of the size of floats).`,
+        headers: { 'x-should-retry': 'false' },
+      });
     case 'aborted':
       return new GatewayError({
         status: 499,

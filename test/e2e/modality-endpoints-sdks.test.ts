@@ -65,7 +65,7 @@ model_list:
     });
 
   describe('openai: /v1/embeddings', () => {
-    it('answers floats in the OpenAI list shape with the public model name and usage', async () => {
+    it('answers floats in the OpenAI list shape with the public model name and usage, asking OpenAI for base64', async () => {
       const answer = await openai.embeddings.create({
         model: 'embedder',
         input: ['hello', 'hi'],
@@ -80,10 +80,11 @@ model_list:
         model: 'embedder',
         usage: { prompt_tokens: 7, total_tokens: 7 },
       });
+      // The floats were written by the gateway from OpenAI's base64 answer, a quarter of the bytes.
       expect(upstream.requests[0]!.body).toEqual({
         model: 'upstream-embed',
         input: ['hello', 'hi'],
-        encoding_format: 'float',
+        encoding_format: 'base64',
       });
     });
 

@@ -37,7 +37,9 @@ export type Scenario =
   /** Accepts the request and never answers (for timeouts and disconnects). */
   | { kind: 'hang' }
   /** Answers 200 with a body that is not JSON / not an event stream. */
-  | { kind: 'garbage' };
+  | { kind: 'garbage' }
+  /** Answers 200 with `bytes` bytes typed as JSON (an answer above the gateway's read limit). */
+  | { kind: 'oversized'; bytes: number };
 
 export interface ToolCallSpec {
   name: string;
@@ -97,6 +99,9 @@ async function play(scenario: Scenario, body: any, response: ServerResponse, pat
       return;
     case 'garbage':
       response.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json</html>');
+      return;
+    case 'oversized':
+      await writeOversized(response, scenario.bytes);
       return;
     case 'error': {
       const payload = JSON.stringify({
@@ -237,6 +242,27 @@ function chunk(body: any, delta: object, finishReason: string | null = null) {
 
 function sse(payload: object): string {
   return `data: ${JSON.stringify(payload)}\n\n`;
+}
+
+/** A 200 JSON-typed answer of `bytes` bytes, in 1 MiB pieces with back-pressure (the reader stops early). */
+async function writeOversized(response: ServerResponse, bytes: number): Promise<void> {
+  response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes) });
+  const piece = Buffer.alloc(1024 * 1024, '0,');
+  response.write('[');
+  let left = bytes - 2;
+  while (left > 0 && !response.destroyed) {
+    const part = piece.subarray(0, Math.min(piece.length, left));
+    left -= part.length;
+    if (!response.write(part))
+      await new Promise<void>((resolve) => {
+        const resume = () => {
+          response.off('drain', resume).off('close', resume);
+          resolve();
+        };
+        response.on('drain', resume).on('close', resume);
+      });
+  }
+  if (!response.destroyed) response.end(']');
 }
 
 function delay(milliseconds: number): Promise<void> {

@@ -42,9 +42,11 @@ export const azureProvider: ProviderFactory = {
       headers.authorization = `Bearer ${params.azure_ad_token}`;
     const root = `${base.pathname.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(settings.model)}`;
     const pathOf = (operation: string) => `${root}/${operation}?api-version=${version}`;
+    // Azure OpenAI answers base64 embeddings: asked for them, the answer is a quarter of the floats' size.
     const adapter = new OpenAiCompatibleAdapter(
       { origin: base.origin, path: pathOf('chat/completions'), pathOf, headers },
       settings,
+      { base64Upstream: true },
     );
     // Azure OpenAI has no rerank operation: without the capability a rerank group on azure is refused at start.
     const { chat, embeddings, images, speech, transcription } = adapter;

@@ -29,6 +29,12 @@ const compatibleServers: ReadonlyArray<
   ['openai_compatible', undefined],
 ];
 
+/**
+ * Servers asked for base64 embeddings when the caller wants floats (a quarter of the bytes): OpenAI
+ * answers it; not every OpenAI-compatible server does.
+ */
+const base64EmbeddingServers = new Set(['openai']);
+
 export function openAiCompatibleProviders(): Array<readonly [string, ProviderFactory]> {
   return compatibleServers.map(([name, defaultApiBase, pathOfBareServer]) => [
     name,
@@ -40,6 +46,7 @@ export function openAiCompatibleProviders(): Array<readonly [string, ProviderFac
         new OpenAiCompatibleAdapter(
           openAiEndpoint(settings.params, defaultApiBase ?? '', pathOfBareServer),
           settings,
+          { base64Upstream: base64EmbeddingServers.has(name) },
         ),
     },
   ]);

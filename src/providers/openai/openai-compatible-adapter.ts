@@ -22,7 +22,7 @@ import type {
 import type { UpstreamResponse } from '../send-upstream.ts';
 import { expectStream, protocolError, readJsonAnswer, withFirstChunkDeadline } from '../upstream-exchange.ts';
 import { OpenAiSpeech, OpenAiTranscription } from './openai-audio.ts';
-import { OpenAiEmbeddings } from './openai-embeddings.ts';
+import { OpenAiEmbeddings, type OpenAiEmbeddingsOptions } from './openai-embeddings.ts';
 import { classifyErrorResponse } from './openai-errors.ts';
 import { OpenAiImages } from './openai-images.ts';
 import { OpenAiRerank, type RerankFormat } from './openai-rerank.ts';
@@ -45,9 +45,13 @@ export class OpenAiCompatibleAdapter implements ProviderAdapter, ChatCapability 
   /** Request fields the deployment sets when the caller does not (computed once). */
   private readonly defaults: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(endpoint: OpenAiEndpoint, settings: DeploymentSettings) {
+  constructor(
+    endpoint: OpenAiEndpoint,
+    settings: DeploymentSettings,
+    embeddingOptions: OpenAiEmbeddingsOptions = {},
+  ) {
     this.transport = new OpenAiTransport(endpoint, settings);
-    this.embeddings = new OpenAiEmbeddings(this.transport);
+    this.embeddings = new OpenAiEmbeddings(this.transport, embeddingOptions);
     this.images = new OpenAiImages(this.transport);
     this.speech = new OpenAiSpeech(this.transport);
     this.transcription = new OpenAiTranscription(this.transport);

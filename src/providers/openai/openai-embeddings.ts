@@ -3,25 +3,41 @@
  * (model swapped by the router), and the answer is checked (one vector per input, in order) and kept as
  * the upstream's JSON text when its encoding is the one the caller asked for. Servers that ignore
  * `encoding_format: base64` and answer floats are converted by the wire encoder instead.
+ *
+ * OpenAI and Azure are asked for base64 even when the caller wants floats (`base64Upstream`): their
+ * floats are float32 values, so the wire encoder writes the same numbers from a quarter of the bytes,
+ * and 2048 large vectors stay far below the size the gateway reads (as floats they do not).
  */
+
 import type { EmbeddingRequest, EmbeddingResponse, EmbeddingResult } from '../../canonical/modalities.ts';
-import type { Usage } from '../../canonical/usage.ts';
+import { embeddingInputCount } from '../../canonical/modality-inputs.ts';
+import { isCount, type Usage } from '../../canonical/usage.ts';
 import type { AttemptContext, EmbeddingsCapability } from '../provider-adapter.ts';
 import { protocolError } from '../upstream-exchange.ts';
 import type { OpenAiTransport } from './openai-transport.ts';
 
+export interface OpenAiEmbeddingsOptions {
+  /** Ask the upstream for base64 when the caller wants floats (only servers known to answer it). */
+  base64Upstream?: boolean;
+}
+
 export class OpenAiEmbeddings implements EmbeddingsCapability {
   private readonly transport: OpenAiTransport;
+  private readonly base64Upstream: boolean;
 
-  constructor(transport: OpenAiTransport) {
+  constructor(transport: OpenAiTransport, options: OpenAiEmbeddingsOptions = {}) {
     this.transport = transport;
+    this.base64Upstream = options.base64Upstream ?? false;
   }
 
   async embed(request: EmbeddingRequest, context: AttemptContext): Promise<EmbeddingResult> {
-    const { text, parsed } = await this.transport.postJson('embeddings', request, context);
-    const { response, ordered } = readEmbeddingResponse(parsed, vectorCount(request.input));
+    const callerBase64 = request.encoding_format === 'base64';
+    const upstream =
+      this.base64Upstream && !callerBase64 ? { ...request, encoding_format: 'base64' } : request;
+    const { text, parsed } = await this.transport.postJson('embeddings', upstream, context);
+    const { response, ordered } = readEmbeddingResponse(parsed, embeddingInputCount(request.input));
     const usage = embeddingUsage(response.usage);
-    const wanted = request.encoding_format === 'base64' ? 'string' : 'object';
+    const wanted = callerBase64 ? 'string' : 'object';
     // The upstream's text goes to the caller only when it is already what the caller asked for.
     const kept = ordered && response.data.every((item) => typeof item.embedding === wanted);
     return { response, ...(usage ? { usage } : {}), ...(kept ? { json: text } : {}) };
@@ -32,11 +48,6 @@ export class OpenAiEmbeddings implements EmbeddingsCapability {
 export function embeddingUsage(usage: EmbeddingResponse['usage']): Usage | undefined {
   if (!usage) return undefined;
   return { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
-}
-
-function vectorCount(input: EmbeddingRequest['input']): number {
-  if (typeof input === 'string') return 1;
-  return typeof input[0] === 'number' ? 1 : input.length;
 }
 
 /**
@@ -96,8 +107,4 @@ function isFloat32Base64(text: string): boolean {
   if (text.length % 4 !== 0) return false;
   const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
   return ((text.length / 4) * 3 - padding) % 4 === 0;
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }

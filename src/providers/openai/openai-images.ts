@@ -5,7 +5,7 @@
  * gpt-image models also report tokens (`input_tokens`/`output_tokens`), kept as usage.
  */
 import type { ImageRequest, ImageResponse, ImageResult } from '../../canonical/modalities.ts';
-import type { Usage } from '../../canonical/usage.ts';
+import { isCount, type Usage } from '../../canonical/usage.ts';
 import type { AttemptContext, ImagesCapability } from '../provider-adapter.ts';
 import { protocolError } from '../upstream-exchange.ts';
 import type { OpenAiTransport } from './openai-transport.ts';
@@ -47,8 +47,4 @@ export function imageUsage(usage: ImageResponse['usage']): Usage | undefined {
   if (!isCount(input) || !isCount(output)) return undefined;
   const total = isCount(usage?.total_tokens) ? usage.total_tokens : input + output;
   return { prompt_tokens: input, completion_tokens: output, total_tokens: total };
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
