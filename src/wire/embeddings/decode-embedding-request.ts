@@ -8,6 +8,8 @@ import { errors } from '../../lib/error-catalogue.ts';
 
 /** OpenAI's limit on the inputs of one request. */
 export const MAX_EMBEDDING_INPUTS = 2048;
+/** The most `dimensions` accepted: far above any embedding model's (3072 to 4096 today), but bounded. */
+export const MAX_EMBEDDING_DIMENSIONS = 65_536;
 
 export function decodeEmbeddingRequest(body: unknown): EmbeddingRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
@@ -26,17 +28,21 @@ export function decodeEmbeddingRequest(body: unknown): EmbeddingRequest {
   if (format !== undefined && format !== 'float' && format !== 'base64')
     throw errors.invalidRequest('encoding_format: must be "float" or "base64".', 'encoding_format');
   const dimensions = request.dimensions;
-  if (dimensions !== undefined && !(Number.isInteger(dimensions) && (dimensions as number) >= 1))
-    throw errors.invalidRequest('dimensions: must be a positive integer.', 'dimensions');
+  if (
+    dimensions !== undefined &&
+    !(
+      Number.isInteger(dimensions) &&
+      (dimensions as number) >= 1 &&
+      (dimensions as number) <= MAX_EMBEDDING_DIMENSIONS
+    )
+  )
+    throw errors.invalidRequest(
+      `dimensions: must be an integer from 1 to ${MAX_EMBEDDING_DIMENSIONS}.`,
+      'dimensions',
+    );
   if (request.user !== undefined && typeof request.user !== 'string')
     throw errors.invalidRequest('user: must be a string.', 'user');
   return request as EmbeddingRequest;
-}
-
-/** How many vectors the input asks for (one per text or token array). */
-export function inputCount(input: EmbeddingRequest['input']): number {
-  if (typeof input === 'string') return 1;
-  return typeof input[0] === 'number' ? 1 : input.length;
 }
 
 function checkInput(input: unknown): void {

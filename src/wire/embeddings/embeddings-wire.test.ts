@@ -1,8 +1,9 @@
 /** The embeddings wire format: input validation naming the field, base64 float32, the caller's model name. */
 import { describe, expect, it } from 'vitest';
 import type { EmbeddingResult } from '../../canonical/modalities.ts';
+import { embeddingInputCount } from '../../canonical/modality-inputs.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
-import { decodeEmbeddingRequest, inputCount } from './decode-embedding-request.ts';
+import { decodeEmbeddingRequest, MAX_EMBEDDING_DIMENSIONS } from './decode-embedding-request.ts';
 import {
   base64ToFloats,
   encodeEmbeddingResponse,
@@ -29,9 +30,8 @@ describe('decodeEmbeddingRequest', () => {
         extra: 1,
       });
     }
-    expect([inputCount('a'), inputCount(['a', 'b']), inputCount([1, 2]), inputCount([[1], [2]])]).toEqual([
-      1, 2, 1, 2,
-    ]);
+    const counts = ['a', ['a', 'b'], [1, 2], [[1], [2]]] as const;
+    expect(counts.map((input) => embeddingInputCount(input as never))).toEqual([1, 2, 1, 2]);
   });
 
   it('drops null optional fields, which upstreams would refuse', () => {
@@ -70,12 +70,22 @@ describe('decodeEmbeddingRequest', () => {
       [{ dimensions: 0 }, 'dimensions'],
       [{ dimensions: 2.5 }, 'dimensions'],
       [{ dimensions: '8' }, 'dimensions'],
+      [{ dimensions: 1e300 }, 'dimensions'],
+      [{ dimensions: MAX_EMBEDDING_DIMENSIONS + 1 }, 'dimensions'],
       [{ user: 5 }, 'user'],
       [{ model: '' }, 'model'],
     ] as const) {
       expect(refusal({ model: 'm', input: 'a', ...extra }).param).toBe(param);
     }
     expect(refusal([1]).status).toBe(400);
+  });
+
+  it('bounds dimensions: 1e300 is an integer to JavaScript but no model has that many (L9)', () => {
+    expect(refusal({ model: 'm', input: 'a', dimensions: 1e300 }).message).toContain(
+      `from 1 to ${MAX_EMBEDDING_DIMENSIONS}`,
+    );
+    const largest = { model: 'm', input: 'a', dimensions: MAX_EMBEDDING_DIMENSIONS };
+    expect(decodeEmbeddingRequest(largest)).toEqual(largest);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * Decodes and validates a rerank body (Cohere's shape, which LiteLLM and the OpenAI-compatible
  * rerankers share) into the canonical request: a non-empty `query`, a non-empty `documents` list of
- * strings or objects with a string `text`, `top_n` ≥ 1 and a boolean `return_documents`; other fields
+ * strings or objects with a string `text`, `top_n` from 1 to 10,000 and a boolean `return_documents`; other fields
  * (Cohere's `max_tokens_per_doc`, `priority` …) are kept. Each refusal is a 400 naming the field.
  */
 import type { RerankRequest } from '../../canonical/modalities.ts';
@@ -23,17 +23,16 @@ export function decodeRerankRequest(body: unknown): RerankRequest {
     throw errors.invalidRequest('query: must be a non-empty string.', 'query');
   checkDocuments(request.documents);
   for (const name of ['top_n', 'return_documents'] as const) if (request[name] === null) delete request[name];
+  // Above the number of documents is fine (Cohere answers them all), up to the most documents allowed.
   const topN = request.top_n;
-  if (topN !== undefined && !(Number.isInteger(topN) && (topN as number) >= 1))
-    throw errors.invalidRequest('top_n: must be a positive integer.', 'top_n');
+  if (
+    topN !== undefined &&
+    !(Number.isInteger(topN) && (topN as number) >= 1 && (topN as number) <= MAX_RERANK_DOCUMENTS)
+  )
+    throw errors.invalidRequest(`top_n: must be an integer from 1 to ${MAX_RERANK_DOCUMENTS}.`, 'top_n');
   if (request.return_documents !== undefined && typeof request.return_documents !== 'boolean')
     throw errors.invalidRequest('return_documents: must be true or false.', 'return_documents');
   return request as RerankRequest;
-}
-
-/** The text of each document, in order. */
-export function documentTexts(documents: RerankRequest['documents']): string[] {
-  return documents.map((document) => (typeof document === 'string' ? document : document.text));
 }
 
 function checkDocuments(documents: unknown): void {

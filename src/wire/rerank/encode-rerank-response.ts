@@ -4,9 +4,10 @@
  * default being true) `document: {text}` taken from the request, `meta.billed_units.search_units` as
  * billed, and `usage` with the search units and the tokens the provider reported.
  */
+
 import type { RerankRequest, RerankResult } from '../../canonical/modalities.ts';
+import { documentTexts } from '../../canonical/modality-inputs.ts';
 import { newId } from '../../lib/random.ts';
-import { documentTexts } from './decode-rerank-request.ts';
 
 interface RerankAnswer {
   id: string;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RerankResult } from '../../canonical/modalities.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
-import { decodeRerankRequest } from './decode-rerank-request.ts';
+import { decodeRerankRequest, MAX_RERANK_DOCUMENTS } from './decode-rerank-request.ts';
 import { encodeRerankResponse } from './encode-rerank-response.ts';
 
 function paramOf(body: unknown): string | null {
@@ -35,12 +35,20 @@ describe('decodeRerankRequest', () => {
       [{ documents: [['x']] }, 'documents'],
       [{ top_n: 0 }, 'top_n'],
       [{ top_n: 1.5 }, 'top_n'],
+      [{ top_n: 1e300 }, 'top_n'],
+      [{ top_n: MAX_RERANK_DOCUMENTS + 1 }, 'top_n'],
       [{ return_documents: 'yes' }, 'return_documents'],
       [{ model: 4 }, 'model'],
     ] as const) {
       expect(paramOf({ ...valid, ...extra }), JSON.stringify(extra)).toBe(param);
     }
     expect(paramOf({ model: 'r', query: 'q' })).toBe('documents');
+  });
+
+  it('bounds top_n by the most documents a request may hold; more than this request has means all (L9)', () => {
+    const all = { ...valid, top_n: MAX_RERANK_DOCUMENTS };
+    expect(decodeRerankRequest(all)).toEqual(all);
+    expect(paramOf({ ...valid, top_n: 1e300 })).toBe('top_n');
   });
 });
 
