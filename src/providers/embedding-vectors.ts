@@ -49,11 +49,6 @@ export function isVector(value: unknown): value is number[] {
   );
 }
 
-/** A non-negative integer count (of tokens). */
-export function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
-}
-
 /** The items in slices of at most `size`, in order. */
 export function inBatches<T>(items: readonly T[], size: number): T[][] {
   const batches: T[][] = [];

@@ -3,12 +3,7 @@
  * prefix such as `us.` or an ARN's last segment is looked through), and the checks of the params only
  * they read: `normalize` (Titan Text Embeddings V2), `input_type` and `truncate` (Cohere Embed).
  */
-import {
-  COHERE_INPUT_TYPES,
-  COHERE_TRUNCATE_VALUES,
-  isInputType,
-  isTruncate,
-} from '../cohere/cohere-settings.ts';
+import { cohereEmbedParamProblems } from '../cohere-embed-fields.ts';
 
 /**
  * `titan-v2`: inputText, dimensions, normalize. `titan-v1`: inputText only (G1 Text, one vector size).
@@ -50,9 +45,6 @@ export function embeddingParamProblems(params: Readonly<Record<string, unknown>>
   only('truncate', ['cohere'], 'Cohere Embed');
   if (params.normalize !== undefined && typeof params.normalize !== 'boolean')
     problems.push('normalize: must be true or false');
-  if (params.input_type !== undefined && !isInputType(params.input_type))
-    problems.push(`input_type: must be one of ${COHERE_INPUT_TYPES.join(', ')}`);
-  if (params.truncate !== undefined && !isTruncate(params.truncate))
-    problems.push(`truncate: must be one of ${COHERE_TRUNCATE_VALUES.join(', ')}`);
+  problems.push(...cohereEmbedParamProblems(params));
   return problems;
 }

@@ -5,20 +5,14 @@
  * takes up to 96 texts per call and reports its tokens in the `x-amzn-bedrock-input-token-count` header.
  */
 import type { EmbeddingRequest, EmbeddingResult } from '../../canonical/modalities.ts';
+import { isCount } from '../../canonical/usage.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import { mapBounded } from '../bounded-map.ts';
-import {
-  COHERE_INPUT_TYPES,
-  COHERE_TRUNCATE_VALUES,
-  DEFAULT_INPUT_TYPE,
-  isInputType,
-  isTruncate,
-} from '../cohere/cohere-settings.ts';
+import { COHERE_MAX_TEXTS, cohereEmbedFields } from '../cohere-embed-fields.ts';
 import {
   embeddingResult,
   embeddingTexts,
   inBatches,
-  isCount,
   isVector,
   refuseDimensions,
   requestedDimensions,
@@ -37,7 +31,6 @@ export type BedrockInvoke = (
 ) => Promise<UpstreamResponse>;
 
 const CALLS_IN_FLIGHT = 4;
-const COHERE_MAX_TEXTS = 96;
 /** Cohere Embed v3 models answer one vector size; v4 takes output_dimension. */
 const FIXED_SIZE_COHERE = /cohere\.embed-(english|multilingual)-v3/;
 
@@ -115,31 +108,10 @@ class BedrockEmbeddings implements EmbeddingsCapability {
     });
   }
 
-  /** Cohere Embed's body: input_type from the caller, the deployment, else search_document. */
+  /** Cohere Embed's body: the fields Cohere's own API takes, without the model (it is in the path). */
   private cohereBody(request: EmbeddingRequest): (texts: string[]) => unknown {
-    const inputType = request.input_type ?? this.params.input_type ?? DEFAULT_INPUT_TYPE;
-    if (!isInputType(inputType))
-      throw errors.invalidRequest(
-        `input_type: must be one of ${COHERE_INPUT_TYPES.join(', ')}`,
-        'input_type',
-      );
-    const truncate =
-      (typeof request.truncate === 'string' ? request.truncate.toUpperCase() : request.truncate) ??
-      this.params.truncate;
-    if (truncate !== undefined && !isTruncate(truncate))
-      throw errors.invalidRequest(
-        `truncate: must be one of ${COHERE_TRUNCATE_VALUES.join(', ')}`,
-        'truncate',
-      );
-    const dimensions = requestedDimensions(request);
-    if (dimensions !== undefined && FIXED_SIZE_COHERE.test(request.model)) refuseDimensions(request.model);
-    return (texts) => ({
-      texts,
-      input_type: inputType,
-      embedding_types: ['float'],
-      ...(truncate !== undefined ? { truncate } : {}),
-      ...(dimensions !== undefined ? { output_dimension: dimensions } : {}),
-    });
+    const fields = cohereEmbedFields(request, this.params, FIXED_SIZE_COHERE);
+    return (texts) => ({ texts, ...fields });
   }
 }
 

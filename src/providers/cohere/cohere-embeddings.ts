@@ -4,30 +4,14 @@
  * float vectors back in input order, and `meta.billed_units.input_tokens` as the prompt tokens.
  */
 import type { EmbeddingRequest, EmbeddingResult } from '../../canonical/modalities.ts';
-import { errors } from '../../lib/error-catalogue.ts';
+import { isCount } from '../../canonical/usage.ts';
 import { mapBounded } from '../bounded-map.ts';
-import {
-  embeddingResult,
-  embeddingTexts,
-  inBatches,
-  isCount,
-  isVector,
-  refuseDimensions,
-  requestedDimensions,
-} from '../embedding-vectors.ts';
+import { COHERE_MAX_TEXTS, cohereEmbedFields } from '../cohere-embed-fields.ts';
+import { embeddingResult, embeddingTexts, inBatches, isVector } from '../embedding-vectors.ts';
 import type { AttemptContext, DeploymentSettings, EmbeddingsCapability } from '../provider-adapter.ts';
 import type { CoherePost } from './cohere-adapter.ts';
 import { notCohereAnswer } from './cohere-errors.ts';
-import {
-  COHERE_INPUT_TYPES,
-  COHERE_TRUNCATE_VALUES,
-  DEFAULT_INPUT_TYPE,
-  isInputType,
-  isTruncate,
-} from './cohere-settings.ts';
 
-/** Cohere's most texts per embed call. */
-export const COHERE_MAX_TEXTS = 96;
 /** Batches of one request in flight at once (each holds a pooled connection). */
 const BATCH_CONCURRENCY = 4;
 /** Models whose vectors have one size (v2 and v3 families); embed-v4 and later take output_dimension. */
@@ -35,19 +19,17 @@ const FIXED_SIZE_MODEL = /^embed-.*-v[23](\.\d+)?$/;
 
 export class CohereEmbeddings implements EmbeddingsCapability {
   private readonly post: CoherePost;
-  private readonly inputType: string;
-  private readonly truncate: string | undefined;
+  /** The deployment's `input_type` and `truncate` (checked at start). */
+  private readonly defaults: Readonly<Record<string, unknown>>;
 
   constructor(settings: DeploymentSettings, post: CoherePost) {
     this.post = post;
-    const { input_type: inputType, truncate } = settings.params;
-    this.inputType = isInputType(inputType) ? inputType : DEFAULT_INPUT_TYPE;
-    this.truncate = isTruncate(truncate) ? truncate : undefined;
+    this.defaults = settings.params;
   }
 
   async embed(request: EmbeddingRequest, context: AttemptContext): Promise<EmbeddingResult> {
     const texts = embeddingTexts(request, 'Cohere');
-    const fields = this.fields(request);
+    const fields = { model: request.model, ...cohereEmbedFields(request, this.defaults, FIXED_SIZE_MODEL) };
     const answers = await mapBounded(
       inBatches(texts, COHERE_MAX_TEXTS),
       BATCH_CONCURRENCY,
@@ -62,31 +44,6 @@ export class CohereEmbeddings implements EmbeddingsCapability {
       answers.flatMap((answer) => answer.vectors),
       promptTokens,
     );
-  }
-
-  /** Every field of the embed body but the texts; the caller's fields are checked and named when wrong. */
-  private fields(request: EmbeddingRequest): Record<string, unknown> {
-    const inputType = request.input_type ?? this.inputType;
-    if (!isInputType(inputType))
-      throw errors.invalidRequest(
-        `input_type: must be one of ${COHERE_INPUT_TYPES.join(', ')}`,
-        'input_type',
-      );
-    const truncate = typeof request.truncate === 'string' ? request.truncate.toUpperCase() : request.truncate;
-    if (truncate !== undefined && !isTruncate(truncate))
-      throw errors.invalidRequest(
-        `truncate: must be one of ${COHERE_TRUNCATE_VALUES.join(', ')}`,
-        'truncate',
-      );
-    const dimensions = requestedDimensions(request);
-    if (dimensions !== undefined && FIXED_SIZE_MODEL.test(request.model)) refuseDimensions(request.model);
-    return {
-      model: request.model,
-      input_type: inputType,
-      embedding_types: ['float'],
-      ...(dimensions !== undefined ? { output_dimension: dimensions } : {}),
-      ...((truncate ?? this.truncate) !== undefined ? { truncate: truncate ?? this.truncate } : {}),
-    };
   }
 }
 

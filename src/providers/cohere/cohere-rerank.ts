@@ -4,12 +4,14 @@
  * billed searches (1 when absent), and documents are filled in from the request when the caller asked
  * `return_documents` (v2 no longer returns them).
  */
+
 import type { RerankRequest, RerankResponse, RerankResult } from '../../canonical/modalities.ts';
+import { documentTexts } from '../../canonical/modality-inputs.ts';
+import { isCount } from '../../canonical/usage.ts';
 import { errors } from '../../lib/error-catalogue.ts';
-import { isCount } from '../embedding-vectors.ts';
 import type { AttemptContext, RerankCapability } from '../provider-adapter.ts';
+import { readRanks } from '../rerank-results.ts';
 import type { CoherePost } from './cohere-adapter.ts';
-import { notCohereAnswer } from './cohere-errors.ts';
 
 export class CohereRerank implements RerankCapability {
   private readonly post: CoherePost;
@@ -19,7 +21,7 @@ export class CohereRerank implements RerankCapability {
   }
 
   async rerank(request: RerankRequest, context: AttemptContext): Promise<RerankResult> {
-    const documents = documentTexts(request);
+    const documents = documentTexts(request.documents);
     const body = {
       model: request.model,
       query: request.query,
@@ -34,7 +36,8 @@ export class CohereRerank implements RerankCapability {
       results?: unknown;
       meta?: { billed_units?: { search_units?: unknown } };
     } | null;
-    const results = readResults(parsed?.results, documents.length);
+    // Cohere answers best first; the order is kept.
+    const results = readRanks(parsed?.results, documents.length);
     const billed = parsed?.meta?.billed_units?.search_units;
     const searches = isCount(billed) ? billed : 1;
     const response: RerankResponse = {
@@ -51,38 +54,8 @@ export class CohereRerank implements RerankCapability {
   }
 }
 
-function documentTexts(request: RerankRequest): string[] {
-  if (!Array.isArray(request.documents) || request.documents.length === 0)
-    throw errors.invalidRequest('documents: must be a non-empty list', 'documents');
-  return request.documents.map((document, index) => {
-    const text = typeof document === 'string' ? document : document?.text;
-    if (typeof text !== 'string')
-      throw errors.invalidRequest(
-        `documents[${index}]: must be a string or an object with text`,
-        'documents',
-      );
-    return text;
-  });
-}
-
 function positive(value: unknown, param: string): number {
   if (!Number.isInteger(value) || (value as number) < 1)
     throw errors.invalidRequest(`${param}: must be a positive integer`, param);
   return value as number;
-}
-
-/** Results with an index into the documents and a finite score, in Cohere's order (best first). */
-function readResults(
-  value: unknown,
-  documentCount: number,
-): Array<{ index: number; relevance_score: number }> {
-  if (!Array.isArray(value)) throw notCohereAnswer('rerank');
-  return value.map((item: { index?: unknown; relevance_score?: unknown } | null) => {
-    const index = item?.index;
-    const score = item?.relevance_score;
-    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= documentCount)
-      throw notCohereAnswer('rerank');
-    if (typeof score !== 'number' || !Number.isFinite(score)) throw notCohereAnswer('rerank');
-    return { index: index as number, relevance_score: score };
-  });
 }

@@ -1,19 +1,8 @@
 /** Params of a `cohere` deployment (Cohere's v2 API: embed and rerank), their checks and the endpoint they describe. */
+import { cohereEmbedParamProblems } from '../cohere-embed-fields.ts';
 import { extraHeaders } from '../openai/openai-settings.ts';
 
 export const DEFAULT_COHERE_API_BASE = 'https://api.cohere.com';
-
-/** Cohere's `input_type` values for text (v3 and later embed models require one). */
-export const COHERE_INPUT_TYPES = [
-  'search_document',
-  'search_query',
-  'classification',
-  'clustering',
-] as const;
-/** What Cohere does with a text longer than the model takes. */
-export const COHERE_TRUNCATE_VALUES = ['NONE', 'START', 'END'] as const;
-/** The input_type sent when neither the caller nor the deployment names one (LiteLLM's default too). */
-export const DEFAULT_INPUT_TYPE = 'search_document';
 
 export const cohereParams = [
   'api_base',
@@ -44,8 +33,6 @@ const checks: readonly Check[] = [
   ['api_key', (value) => typeof value === 'string' && value !== '', 'a non-empty string'],
   ['headers', isHeaderMap, 'a map of header names to strings'],
   ['extra_headers', isHeaderMap, 'a map of header names to strings'],
-  ['input_type', isInputType, `one of ${COHERE_INPUT_TYPES.join(', ')}`],
-  ['truncate', isTruncate, `one of ${COHERE_TRUNCATE_VALUES.join(', ')}`],
 ];
 
 export function validateCohereParams(params: Readonly<Record<string, unknown>>): string[] {
@@ -63,15 +50,8 @@ export function validateCohereParams(params: Readonly<Record<string, unknown>>):
   for (const [key, check, expected] of checks) {
     if (params[key] !== undefined && !check(params[key])) problems.push(`${key}: must be ${expected}`);
   }
+  problems.push(...cohereEmbedParamProblems(params));
   return problems;
-}
-
-export function isInputType(value: unknown): value is (typeof COHERE_INPUT_TYPES)[number] {
-  return (COHERE_INPUT_TYPES as readonly unknown[]).includes(value);
-}
-
-export function isTruncate(value: unknown): value is (typeof COHERE_TRUNCATE_VALUES)[number] {
-  return (COHERE_TRUNCATE_VALUES as readonly unknown[]).includes(value);
 }
 
 /**

@@ -9,9 +9,12 @@
  *   sent are not sent to TEI).
  * Documents go up as their texts (the answer's documents are filled in from the request at the edge).
  */
+
 import type { RerankRequest, RerankResponse, RerankResult } from '../../canonical/modalities.ts';
-import type { Usage } from '../../canonical/usage.ts';
+import { documentTexts } from '../../canonical/modality-inputs.ts';
+import { isCount, type Usage } from '../../canonical/usage.ts';
 import type { AttemptContext, RerankCapability } from '../provider-adapter.ts';
+import { bestOf, readRanks } from '../rerank-results.ts';
 import { protocolError } from '../upstream-exchange.ts';
 import type { OpenAiTransport } from './openai-transport.ts';
 
@@ -38,9 +41,7 @@ export class OpenAiRerank implements RerankCapability {
   }
 
   async rerank(request: RerankRequest, context: AttemptContext): Promise<RerankResult> {
-    const texts = request.documents.map((document) =>
-      typeof document === 'string' ? document : document.text,
-    );
+    const texts = documentTexts(request.documents);
     if (this.format === 'tei') {
       const { parsed } = await this.transport.postJson('rerank', { query: request.query, texts }, context);
       return { response: readTeiRanks(parsed, texts.length, request.top_n), units: { searches: 1 } };
@@ -61,11 +62,7 @@ export function readCohereStyleAnswer(value: unknown, count: number, topN?: numb
   const answer = value as { id?: unknown; results?: unknown; usage?: unknown; meta?: unknown } | null;
   if (answer === null || typeof answer !== 'object' || !Array.isArray(answer.results))
     throw protocolError('the upstream answer is not a rerank result list');
-  const results = (answer.results as unknown[]).map((item) => {
-    const { index, relevance_score: score } = (item ?? {}) as { index?: unknown; relevance_score?: unknown };
-    return readRank(index, score, count);
-  });
-  const response: RerankResponse = { results: bestOf(results, topN) };
+  const response: RerankResponse = { results: bestOf(readRanks(answer.results, count), topN) };
   if (typeof answer.id === 'string') response.id = answer.id;
   const billed = (answer.meta as { billed_units?: { search_units?: unknown } } | undefined)?.billed_units;
   const searches = isCount(billed?.search_units) ? billed.search_units : 1;
@@ -76,24 +73,7 @@ export function readCohereStyleAnswer(value: unknown, count: number, topN?: numb
 /** TEI's answer: a list of `{index, score}`, sorted best first and cut to `topN`. */
 export function readTeiRanks(value: unknown, count: number, topN: number | undefined): RerankResponse {
   if (!Array.isArray(value)) throw protocolError('the upstream answer is not a TEI rank list');
-  const results = value.map((item: unknown) => {
-    const { index, score } = (item ?? {}) as { index?: unknown; score?: unknown };
-    return readRank(index, score, count);
-  });
-  return { results: bestOf(results, topN) };
-}
-
-function readRank(index: unknown, score: unknown, count: number): RerankResponse['results'][number] {
-  if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= count)
-    throw protocolError('an upstream rerank result has no valid document index');
-  if (typeof score !== 'number' || !Number.isFinite(score))
-    throw protocolError('an upstream rerank result has no relevance score');
-  return { index: index as number, relevance_score: score };
-}
-
-function bestOf(results: RerankResponse['results'], topN: number | undefined): RerankResponse['results'] {
-  const best = results.sort((a, b) => b.relevance_score - a.relevance_score);
-  return topN === undefined ? best : best.slice(0, topN);
+  return { results: bestOf(readRanks(value, count, 'score'), topN) };
 }
 
 /** Tokens the server reported (vLLM: prompt_tokens and total_tokens; Jina: total_tokens). */
@@ -103,8 +83,4 @@ function rerankUsage(value: unknown): Usage | undefined {
   if (!isCount(total)) return undefined;
   const prompt = isCount(usage?.prompt_tokens) ? usage.prompt_tokens : total;
   return { prompt_tokens: prompt, completion_tokens: 0, total_tokens: total };
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
