@@ -3,8 +3,7 @@ import Type from 'typebox';
 import { decodeEmbeddingRequest } from '../../wire/embeddings/decode-embedding-request.ts';
 import { encodeEmbeddingResponse } from '../../wire/embeddings/encode-embedding-response.ts';
 import type { App, AppDependencies } from '../app-types.ts';
-import { answerHeaders, jsonRequestContext } from '../modality-route.ts';
-import { callerSecurity } from '../schemas/common-schemas.ts';
+import { registerJsonModalityRoute } from '../modality-route.ts';
 
 /** The documented fields; the decoder checks them and keeps every other field for the upstream. */
 const EmbeddingBody = Type.Object(
@@ -23,27 +22,12 @@ const EmbeddingBody = Type.Object(
 );
 
 export function registerEmbeddingsRoute(app: App, deps: Pick<AppDependencies, 'modalities'>): void {
-  // LiteLLM also serves its OpenAI routes without the /v1 prefix; clients configured for it keep working.
-  for (const url of ['/v1/embeddings', '/embeddings']) {
-    app.post(
-      url,
-      {
-        onRequest: app.authenticateCaller,
-        schema: {
-          tags: ['proxy'],
-          security: callerSecurity,
-          summary: 'Create embeddings for texts or token arrays (groups with model_info.mode: embedding).',
-          body: EmbeddingBody,
-        },
-      },
-      async (request, reply) => {
-        const embeddingRequest = decodeEmbeddingRequest(request.body);
-        const outcome = await deps.modalities.embed(embeddingRequest, jsonRequestContext(request, reply));
-        return reply
-          .headers(answerHeaders(request, outcome))
-          .type('application/json')
-          .send(encodeEmbeddingResponse(outcome.value, embeddingRequest));
-      },
-    );
-  }
+  registerJsonModalityRoute(app, {
+    urls: ['/v1/embeddings', '/embeddings'],
+    summary: 'Create embeddings for texts or token arrays (groups with model_info.mode: embedding).',
+    body: EmbeddingBody,
+    decode: decodeEmbeddingRequest,
+    run: (request, context) => deps.modalities.embed(request, context),
+    encode: encodeEmbeddingResponse,
+  });
 }

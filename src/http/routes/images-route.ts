@@ -3,8 +3,7 @@ import Type from 'typebox';
 import { decodeImageRequest } from '../../wire/images/decode-image-request.ts';
 import { encodeImageResponse } from '../../wire/images/encode-image-response.ts';
 import type { App, AppDependencies } from '../app-types.ts';
-import { answerHeaders, jsonRequestContext } from '../modality-route.ts';
-import { callerSecurity } from '../schemas/common-schemas.ts';
+import { registerJsonModalityRoute } from '../modality-route.ts';
 
 /** The documented fields; the decoder checks them and keeps every other field for the upstream. */
 const ImageBody = Type.Object(
@@ -24,30 +23,12 @@ const ImageBody = Type.Object(
 );
 
 export function registerImagesRoute(app: App, deps: Pick<AppDependencies, 'modalities'>): void {
-  // LiteLLM also serves its OpenAI routes without the /v1 prefix; clients configured for it keep working.
-  for (const url of ['/v1/images/generations', '/images/generations']) {
-    app.post(
-      url,
-      {
-        onRequest: app.authenticateCaller,
-        schema: {
-          tags: ['proxy'],
-          security: callerSecurity,
-          summary: 'Generate images from a prompt (groups with model_info.mode: image_generation).',
-          body: ImageBody,
-        },
-      },
-      async (request, reply) => {
-        const imageRequest = decodeImageRequest(request.body);
-        const outcome = await deps.modalities.generateImages(
-          imageRequest,
-          jsonRequestContext(request, reply),
-        );
-        return reply
-          .headers(answerHeaders(request, outcome))
-          .type('application/json')
-          .send(encodeImageResponse(outcome.value));
-      },
-    );
-  }
+  registerJsonModalityRoute(app, {
+    urls: ['/v1/images/generations', '/images/generations'],
+    summary: 'Generate images from a prompt (groups with model_info.mode: image_generation).',
+    body: ImageBody,
+    decode: decodeImageRequest,
+    run: (request, context) => deps.modalities.generateImages(request, context),
+    encode: encodeImageResponse,
+  });
 }

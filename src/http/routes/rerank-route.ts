@@ -3,8 +3,7 @@ import Type from 'typebox';
 import { decodeRerankRequest } from '../../wire/rerank/decode-rerank-request.ts';
 import { encodeRerankResponse } from '../../wire/rerank/encode-rerank-response.ts';
 import type { App, AppDependencies } from '../app-types.ts';
-import { answerHeaders, jsonRequestContext } from '../modality-route.ts';
-import { callerSecurity } from '../schemas/common-schemas.ts';
+import { registerJsonModalityRoute } from '../modality-route.ts';
 
 /** The documented fields; the decoder checks them and keeps every other field for the upstream. */
 const RerankBody = Type.Object(
@@ -23,27 +22,13 @@ const RerankBody = Type.Object(
 );
 
 export function registerRerankRoute(app: App, deps: Pick<AppDependencies, 'modalities'>): void {
-  // LiteLLM serves all three; Cohere's v2 SDK posts to /v2/rerank under its base URL.
-  for (const url of ['/v1/rerank', '/rerank', '/v2/rerank']) {
-    app.post(
-      url,
-      {
-        onRequest: app.authenticateCaller,
-        schema: {
-          tags: ['proxy'],
-          security: callerSecurity,
-          summary: 'Rank documents by relevance to a query (groups with model_info.mode: rerank).',
-          body: RerankBody,
-        },
-      },
-      async (request, reply) => {
-        const rerankRequest = decodeRerankRequest(request.body);
-        const outcome = await deps.modalities.rerank(rerankRequest, jsonRequestContext(request, reply));
-        return reply
-          .headers(answerHeaders(request, outcome))
-          .type('application/json')
-          .send(encodeRerankResponse(outcome.value, rerankRequest));
-      },
-    );
-  }
+  registerJsonModalityRoute(app, {
+    // LiteLLM serves all three; Cohere's v2 SDK posts to /v2/rerank under its base URL.
+    urls: ['/v1/rerank', '/rerank', '/v2/rerank'],
+    summary: 'Rank documents by relevance to a query (groups with model_info.mode: rerank).',
+    body: RerankBody,
+    decode: decodeRerankRequest,
+    run: (request, context) => deps.modalities.rerank(request, context),
+    encode: encodeRerankResponse,
+  });
 }
