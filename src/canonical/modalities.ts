@@ -107,9 +107,7 @@ export interface UploadedFile {
   filename: string;
   contentType: string;
   bytes: number;
-  /** A fresh stream of the file's bytes for each attempt. */
-  open(): AsyncIterable<Buffer>;
-  /** The file as a Blob backed by the spooled file (streams when read; for FormData bodies). */
+  /** The file as a Blob backed by the spooled file, fresh for each attempt (streams when read; for FormData bodies). */
   blob(): Promise<Blob>;
 }
 

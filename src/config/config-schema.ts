@@ -182,6 +182,7 @@ export const GeneralSettingsSchema = Type.Object(
     auth_cache_ttl_seconds: Type.Optional(Seconds),
     max_request_body_bytes: Type.Optional(PositiveInteger),
     max_upload_bytes: Type.Optional(PositiveInteger),
+    max_upload_spool_bytes: Type.Optional(PositiveInteger),
     request_timeout_seconds: Type.Optional(Seconds),
     body_read_timeout_seconds: Type.Optional(Seconds),
     shutdown_grace_seconds: Type.Optional(Type.Number({ minimum: 0 })),

@@ -96,6 +96,8 @@ export interface GeneralSettings {
   max_request_body_bytes: number;
   /** Largest file a multipart upload may carry (audio transcriptions); at least max_request_body_bytes. */
   max_upload_bytes: number;
+  /** Bytes of uploads being spooled to disk at once, process-wide (503 past it); at least max_upload_bytes. */
+  max_upload_spool_bytes: number;
   request_timeout_seconds: number;
   /** Longest a client may take to send a request body (408 after). */
   body_read_timeout_seconds: number;

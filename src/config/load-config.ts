@@ -215,6 +215,8 @@ function buildConfig(
   checkApiBases(modelList, urlPolicy, issues);
   if ((general.max_upload_bytes ?? Infinity) < (general.max_request_body_bytes ?? 10 * 1024 * 1024))
     issues.push('general_settings.max_upload_bytes: must be at least max_request_body_bytes');
+  if ((general.max_upload_spool_bytes ?? Infinity) < maxUploadBytes(general))
+    issues.push('general_settings.max_upload_spool_bytes: must be at least max_upload_bytes');
   const tierModes = resolveTierModes(general, options.env, issues);
   const groups = new Set(modelList.map((model) => model.model_name));
   const fallbacks = buildFallbacks(router.fallbacks, 'router_settings.fallbacks', groups, issues);
@@ -275,9 +277,9 @@ function buildConfig(
       tier_policy_missing_service_mode: tierModes.tier_policy_missing_service_mode,
       auth_cache_ttl_seconds: general.auth_cache_ttl_seconds ?? 60,
       max_request_body_bytes: general.max_request_body_bytes ?? 10 * 1024 * 1024,
-      // OpenAI's own upload limit; never below the JSON body limit (an upload is the larger request).
-      max_upload_bytes:
-        general.max_upload_bytes ?? Math.max(25 * 1024 * 1024, general.max_request_body_bytes ?? 0),
+      max_upload_bytes: maxUploadBytes(general),
+      // Room for forty uploads of OpenAI's size at once; never below one upload.
+      max_upload_spool_bytes: general.max_upload_spool_bytes ?? Math.max(1024 ** 3, maxUploadBytes(general)),
       request_timeout_seconds: general.request_timeout_seconds ?? 600,
       body_read_timeout_seconds: general.body_read_timeout_seconds ?? 30,
       shutdown_grace_seconds: general.shutdown_grace_seconds ?? 30,
@@ -293,6 +295,11 @@ function buildConfig(
     mcp_servers: buildMcpServers(file.mcp_servers ?? [], urlPolicy, issues),
     tier_mode_sources: tierModes.sources,
   };
+}
+
+/** OpenAI's own upload limit; never below the JSON body limit (an upload is the larger request). */
+function maxUploadBytes(general: NonNullable<ConfigFile['general_settings']>): number {
+  return general.max_upload_bytes ?? Math.max(25 * 1024 * 1024, general.max_request_body_bytes ?? 0);
 }
 
 /** Provider api_base values must pass the upstream URL policy (no credentials, no metadata address). */

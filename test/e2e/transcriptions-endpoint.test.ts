@@ -15,7 +15,7 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { SPOOL_PREFIX } from '../../src/http/uploads/spool-upload.ts';
+import { SPOOL_PREFIX } from '../../src/http/uploads/spool-area.ts';
 import { FakeOpenAiAudioServer, srt, vtt } from '../fakes/fake-openai-audio-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
 import { waitUntil } from '../support/provider-adapter-suite.ts';
@@ -39,7 +39,11 @@ describe('POST /v1/audio/transcriptions', () => {
   let gateway: TestGateway;
   let key: string;
   let openai: OpenAI;
-  const spooled = () => readdirSync(tmpdir()).filter((name) => name.startsWith(SPOOL_PREFIX));
+  /** The request folders in this process's spool roots (the roots stay until the gateway closes). */
+  const spooled = () =>
+    readdirSync(tmpdir())
+      .filter((name) => name.startsWith(SPOOL_PREFIX))
+      .flatMap((root) => readdirSync(join(tmpdir(), root)));
 
   beforeAll(async () => {
     // Spool folders go under the OS temporary folder: a private one, so the test sees only its own.

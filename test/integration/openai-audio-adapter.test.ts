@@ -26,9 +26,6 @@ function upload(bytes: Buffer): UploadedFile {
     filename: 'clip.wav',
     contentType: 'audio/wav',
     bytes: bytes.length,
-    open: async function* () {
-      yield bytes;
-    },
     blob: async () => new Blob([bytes], { type: 'audio/wav' }),
   };
 }

@@ -1,29 +1,30 @@
 /**
  * Receives a multipart upload: the text fields in the order sent (the file may come before or after
- * them), and the one file streamed to a private temporary file (folder 0700 from mkdtemp, file 0600)
- * while its bytes are counted, so an oversized file is refused as soon as it passes the limit, never
- * held in memory. The file is read again for each attempt; it is deleted when the request ends, however
- * it ends (the route's `dispose`, or the caller's connection closing).
+ * them), and the one file streamed to a private temporary file (a request folder 0700 inside the
+ * process's spool root, the file 0600) while its bytes are counted, so an oversized file is refused as
+ * soon as it passes the limit, never held in memory. Its bytes count against the process's spool
+ * budget from before the body is read (an announced length) or as they arrive, and are given back when
+ * the file is deleted. The file is read again for each attempt; it is deleted when the request ends,
+ * however it ends (the route's `dispose`, or the caller's connection closing).
  */
 import { openAsBlob } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
+import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UploadedFile } from '../../canonical/modalities.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
 import { discardRest, MULTIPART_LIMITS, type UploadLimit } from './multipart-scope.ts';
+import { removeQuietly, type SpoolArea } from './spool-area.ts';
 import { uploadErrors } from './upload-errors.ts';
-
-/** Every spool folder's name starts with this (under the OS temporary folder). */
-export const SPOOL_PREFIX = 'switchboard-upload-';
 
 export interface UploadOptions extends UploadLimit {
   /** The form field that carries the file. */
   fileField: string;
+  /** Where the file is spooled, and the process-wide budget it counts against. */
+  area: SpoolArea;
 }
 
 export interface ReceivedUpload {
@@ -31,7 +32,7 @@ export interface ReceivedUpload {
   fields: Array<[name: string, value: string]>;
   /** The spooled file, when the form had one. */
   file: UploadedFile | undefined;
-  /** Deletes the spooled file (also done when the connection closes); safe to call twice. */
+  /** Deletes the spooled file (also done when the connection closes); safe to call twice; never rejects. */
   dispose(): Promise<void>;
 }
 
@@ -40,11 +41,19 @@ export async function receiveUpload(
   reply: FastifyReply,
   options: UploadOptions,
 ): Promise<ReceivedUpload> {
-  const spool = new Spool();
-  reply.raw.once('close', () => void spool.dispose());
+  const spool = new Spool(options, request.log);
+  reply.raw.once('close', () => {
+    spool
+      .dispose()
+      .catch((error: unknown) => request.log.error({ err: error }, 'upload spool cleanup failed'));
+  });
   const fields: Array<[string, string]> = [];
   let file: UploadedFile | undefined;
   try {
+    // An announced body reserves its file's share of the budget before a byte of it is read.
+    const announced = Number(request.headers['content-length']);
+    if (Number.isSafeInteger(announced) && announced > 0)
+      spool.reserve(Math.min(announced, options.maxFileBytes));
     const parts = request.parts({ limits: { fileSize: options.maxFileBytes + 1 } });
     for await (const part of parts) {
       if (part.type === 'field') {
@@ -54,24 +63,51 @@ export async function receiveUpload(
         part.file.resume();
         throw uploadErrors.unexpectedFile(part.fieldname, options.fileField);
       } else {
-        file = await spool.write(part, options);
+        file = await spool.write(part);
       }
     }
     return { fields, file, dispose: () => spool.dispose() };
   } catch (error) {
     await spool.dispose();
     discardRest(request, options.maxFileBytes);
-    throw uploadError(error, options);
+    throw uploadError(error, options, request);
   }
 }
 
-/** A spool folder for one request's file, created on first use. */
+/** A disk failure of our own while spooling (not the caller's body): answered 500, logged with its cause. */
+class SpoolDiskError extends Error {
+  constructor(cause: unknown) {
+    super('the upload could not be stored', { cause });
+  }
+}
+
+/** A spool folder for one request's file, created on first use, and its share of the spool budget. */
 class Spool {
+  private readonly options: UploadOptions;
+  private readonly logger: FastifyRequest['log'];
   private folder: string | undefined;
+  private reserved = 0;
   private disposed = false;
 
-  async write(part: MultipartFile, options: UploadOptions): Promise<UploadedFile> {
-    const folder = await mkdtemp(join(tmpdir(), SPOOL_PREFIX));
+  constructor(options: UploadOptions, logger: FastifyRequest['log']) {
+    this.options = options;
+    this.logger = logger;
+  }
+
+  /** Reserves `bytes` more of the process-wide budget, or refuses the upload (503). */
+  reserve(bytes: number): void {
+    if (!this.options.area.take(bytes)) throw uploadErrors.spoolFull(this.options.area.maxSpoolBytes);
+    this.reserved += bytes;
+  }
+
+  async write(part: MultipartFile): Promise<UploadedFile> {
+    const { area, maxFileBytes, fileField, setting } = this.options;
+    let folder: string;
+    try {
+      folder = await area.requestFolder();
+    } catch (error) {
+      throw new SpoolDiskError(error);
+    }
     this.folder = folder;
     // The caller's connection closed while the folder was made: the close handler found nothing to delete.
     if (this.disposed) {
@@ -79,18 +115,24 @@ class Spool {
       throw uploadErrors.malformed('the request was closed');
     }
     const path = join(folder, 'upload');
-    const handle = await open(path, 'wx', 0o600);
+    const sink = await fileSink(path);
     let bytes = 0;
     const counter = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
+      transform: (chunk: Buffer, _encoding, done) => {
         bytes += chunk.length;
-        if (bytes > options.maxFileBytes)
-          done(uploadErrors.fileTooLarge(options.fileField, options.maxFileBytes, options.setting));
-        else done(null, chunk);
+        if (bytes > maxFileBytes) return done(uploadErrors.fileTooLarge(fileField, maxFileBytes, setting));
+        // Bytes past the announced reservation (a chunked body) are reserved as they arrive.
+        if (bytes > this.reserved && !area.take(bytes - this.reserved))
+          return done(uploadErrors.spoolFull(area.maxSpoolBytes));
+        this.reserved = Math.max(this.reserved, bytes);
+        done(null, chunk);
       },
     });
-    await pipeline(part.file, counter, handle.createWriteStream());
+    await pipeline(part.file, counter, sink);
     if (this.disposed) throw uploadErrors.malformed('the request was closed');
+    // The file is whole: what the announced length reserved beyond it goes back.
+    area.give(this.reserved - bytes);
+    this.reserved = bytes;
     // Busboy ends a file cut at its own size limit without an error: the count above catches it.
     return spooledFile(path, filenameOf(part.filename), part.mimetype || 'application/octet-stream', bytes);
   }
@@ -99,27 +141,58 @@ class Spool {
     this.disposed = true;
     const folder = this.folder;
     this.folder = undefined;
-    if (folder) await rm(folder, { recursive: true, force: true });
+    if (folder) await removeQuietly(folder, this.logger);
+    // The bytes are given back once the file is gone (or could not be deleted: the failure is logged).
+    this.options.area.give(this.reserved);
+    this.reserved = 0;
+  }
+}
+
+/** A private file to write the upload into; its own failures become SpoolDiskError (the caller's do not). */
+async function fileSink(path: string): Promise<Writable> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'wx', 0o600);
+  } catch (error) {
+    throw new SpoolDiskError(error);
+  }
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= handle.close();
+    return closing;
+  };
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      writeAll(handle, chunk).then(
+        () => done(),
+        (error: unknown) => done(new SpoolDiskError(error)),
+      );
+    },
+    final(done) {
+      close().then(
+        () => done(),
+        (error: unknown) => done(new SpoolDiskError(error)),
+      );
+    },
+    destroy(error, done) {
+      close().then(
+        () => done(error),
+        () => done(error),
+      );
+    },
+  });
+}
+
+/** Writes the whole chunk (a write may take only part of it). */
+async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
+  for (let offset = 0; offset < chunk.length; ) {
+    const { bytesWritten } = await handle.write(chunk, offset);
+    offset += bytesWritten;
   }
 }
 
 function spooledFile(path: string, filename: string, contentType: string, bytes: number): UploadedFile {
-  return {
-    filename,
-    contentType,
-    bytes,
-    open: () => createReadStream(path),
-    blob: () => openAsBlob(path, { type: contentType }),
-  };
-}
-
-async function* createReadStream(path: string): AsyncGenerator<Buffer> {
-  const handle = await open(path, 'r');
-  try {
-    yield* handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>;
-  } finally {
-    await handle.close();
-  }
+  return { filename, contentType, bytes, blob: () => openAsBlob(path, { type: contentType }) };
 }
 
 /** A field's text; a part sent as application/json arrives parsed and goes back to its JSON text. */
@@ -136,8 +209,13 @@ function filenameOf(name: string | undefined): string {
 }
 
 /** The caller's error for a failed upload: ours as they are, the parser's limits and faults mapped. */
-function uploadError(error: unknown, options: UploadOptions): GatewayError {
+function uploadError(error: unknown, options: UploadOptions, request: FastifyRequest): GatewayError {
   if (error instanceof GatewayError) return error;
+  if (error instanceof SpoolDiskError) {
+    // Our disk, not the caller's body: the cause (with its path) is for the log only.
+    request.log.error({ err: error.cause }, 'an upload could not be spooled to disk');
+    return uploadErrors.spoolFailed();
+  }
   const code = (error as { code?: unknown }).code;
   switch (code) {
     case 'FST_FILES_LIMIT':

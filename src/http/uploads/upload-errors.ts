@@ -1,7 +1,8 @@
 /**
  * The errors of multipart uploads, in the catalogue's types and codes: a file or form over its limit
  * (413, naming the limit and the setting that raises it), a body that is not multipart (415, naming the
- * content type received), and a malformed or unexpected form (400, naming the field when there is one).
+ * content type received), a malformed or unexpected form (400, naming the field when there is one), the
+ * process's spool budget spent by other uploads (503, naming its setting), and our own disk failing (500).
  */
 import { ErrorCode, ErrorType, errors } from '../../lib/error-catalogue.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
@@ -62,10 +63,31 @@ export const uploadErrors = {
       field,
     );
   },
+  spoolFull(limitBytes: number): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: 'upload_spool_full',
+      message: `The gateway is receiving too many uploads at once: this one would pass the ${limitBytes} bytes (${formatBytes(limitBytes)}) of files it spools at a time (general_settings.max_upload_spool_bytes). Retry shortly.`,
+      retryAfter: SPOOL_RETRY_AFTER_SECONDS,
+    });
+  },
+  spoolFailed(): GatewayError {
+    return new GatewayError({
+      status: 500,
+      type: ErrorType.api,
+      code: ErrorCode.internal,
+      message:
+        "The gateway could not store the upload on its own disk (the gateway's fault, not the request's). Retry; if it persists, report the x-request-id to the operator.",
+    });
+  },
   oneFileOnly(expected: string): GatewayError {
     return errors.invalidRequest(`Send exactly one file, in the field ${expected}.`, expected);
   },
 };
+
+/** Uploads take seconds to arrive: a retry sooner would most likely find the budget still spent. */
+const SPOOL_RETRY_AFTER_SECONDS = 5;
 
 function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${Math.round((bytes / (1024 * 1024)) * 100) / 100} MiB`;

@@ -14,7 +14,6 @@ const file: UploadedFile = {
   filename: 'a.wav',
   contentType: 'audio/wav',
   bytes: 10,
-  open: async function* () {},
   blob: async () => new Blob([]),
 };
 

@@ -39,9 +39,6 @@ export function upload(bytes: Buffer, filename = 'meeting.wav'): UploadedFile {
     filename,
     contentType: 'audio/wav',
     bytes: bytes.length,
-    async *open() {
-      yield bytes;
-    },
     blob: async () => new Blob([new Uint8Array(bytes)], { type: 'audio/wav' }),
   };
 }
