@@ -84,7 +84,15 @@ export const ModelInfoSchema = Type.Object(
     // Request values the deployment supplies when the caller leaves them out: a speech provider's voice.
     default_params: Type.Optional(
       Type.Object(
-        { voice_id: Type.Optional(Type.String({ minLength: 1 })) },
+        {
+          // It goes into the provider's URL path: only a plain id may pass (ElevenLabs' are letters and digits).
+          voice_id: Type.Optional(
+            Type.String({
+              pattern: '^[A-Za-z0-9_-]{1,64}$',
+              description: 'must be a voice id: 1-64 letters, digits, _ or -',
+            }),
+          ),
+        },
         { additionalProperties: false },
       ),
     ),

@@ -1,8 +1,9 @@
 /**
  * ElevenLabs error answers, classified from their status, Retry-After and a bounded prefix of the body,
- * keeping only a short code: `detail.status` of `{"detail": {"status": "voice_not_found", "message": …}}`,
- * or the first `detail[].type` of a 422 validation answer. The body itself is never kept, and encoded
- * (gzip, br) bodies are not decompressed.
+ * keeping only a short code: `detail.code` of `{"detail": {"type", "code": "voice_not_found", "message",
+ * "status", …}}`, else the legacy `detail.status` (older answers carry only that), or the first
+ * `detail[].type` of a 422 validation answer. The body itself is never kept, and encoded (gzip, br)
+ * bodies are not decompressed.
  */
 import type { UpstreamResponse } from '../send-upstream.ts';
 import { classifyStatus, type UpstreamError } from '../upstream-error.ts';
@@ -25,8 +26,12 @@ export function errorCodeOf(text: string): string | undefined {
   } catch {
     return undefined;
   }
-  const candidate = Array.isArray(detail)
-    ? (detail[0] as { type?: unknown } | undefined)?.type
-    : (detail as { status?: unknown; code?: unknown } | undefined)?.status;
-  return typeof candidate === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(candidate) ? candidate : undefined;
+  if (Array.isArray(detail)) return shortCode((detail[0] as { type?: unknown } | undefined)?.type);
+  const { code, status } = (detail ?? {}) as { code?: unknown; status?: unknown };
+  // `code` is current; `status` is the legacy field that older answers carry alone.
+  return shortCode(code) ?? shortCode(status);
+}
+
+function shortCode(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
 }

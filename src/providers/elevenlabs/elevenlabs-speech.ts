@@ -9,6 +9,7 @@ import { errors } from '../../lib/error-catalogue.ts';
 import type { GatewayError } from '../../lib/gateway-error.ts';
 import type { AttemptContext, SpeechCapability } from '../provider-adapter.ts';
 import type { UpstreamResponse } from '../send-upstream.ts';
+import type { UpstreamError } from '../upstream-error.ts';
 import { protocolError, withFirstChunkDeadline } from '../upstream-exchange.ts';
 import type { ElevenLabsClient } from './elevenlabs-client.ts';
 import { classifyElevenLabsError } from './elevenlabs-errors.ts';
@@ -20,6 +21,12 @@ import {
   wavHeader,
 } from './speech-formats.ts';
 
+/**
+ * An ElevenLabs voice id (20 letters and digits today), with room for `_` and `-`. The id goes into
+ * the upstream URL path, so nothing else may pass: `..` would survive percent-encoding.
+ */
+export const VOICE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
 export class ElevenLabsSpeech implements SpeechCapability {
   private readonly client: ElevenLabsClient;
   /** `model_info.default_params.voice_id`: the voice when the caller names none. */
@@ -29,6 +36,9 @@ export class ElevenLabsSpeech implements SpeechCapability {
     this.client = client;
     const voice = client.settings.defaultParams?.voice_id;
     this.defaultVoice = typeof voice === 'string' && voice.length > 0 ? voice : undefined;
+    // The config schema refuses such a voice at start; this guards settings built another way.
+    if (this.defaultVoice !== undefined && !VOICE_ID.test(this.defaultVoice))
+      throw new Error('model_info.default_params.voice_id is not an ElevenLabs voice id');
   }
 
   async speak(request: SpeechRequest, context: AttemptContext): Promise<SpeechResult> {
@@ -36,6 +46,7 @@ export class ElevenLabsSpeech implements SpeechCapability {
     if (!format) throw unsupportedFormat(request.response_format);
     const callerVoice =
       typeof request.voice === 'string' && request.voice.length > 0 ? request.voice : undefined;
+    if (callerVoice !== undefined && !VOICE_ID.test(callerVoice)) throw malformedVoice();
     const voice = callerVoice ?? this.defaultVoice;
     if (voice === undefined) throw missingVoice();
     const body: Record<string, unknown> = { text: request.input, model_id: request.model };
@@ -53,7 +64,7 @@ export class ElevenLabsSpeech implements SpeechCapability {
     if (response.status >= 400) {
       const error = await classifyElevenLabsError(response);
       // An unknown voice the caller named is the caller's mistake, not the deployment's.
-      if (callerVoice !== undefined && error.providerCode === 'voice_not_found') throw unknownVoice();
+      if (callerVoice !== undefined && isUnknownVoice(error)) throw unknownVoice();
       throw error;
     }
     if (!isAudio(response)) {
@@ -98,6 +109,24 @@ export class ElevenLabsSpeech implements SpeechCapability {
 function missingVoice(): GatewayError {
   return errors.invalidRequest(
     "voice is required: this deployment has no default voice (model_info.default_params.voice_id); pass an ElevenLabs voice id as 'voice'",
+    'voice',
+  );
+}
+
+/**
+ * ElevenLabs' voice_not_found (whatever the status), or a 404 whose code, if any, is about a voice: the
+ * voice in the path is the only thing of the caller's a 404 can point at (a 404 naming the model or
+ * another resource stays the deployment's).
+ */
+function isUnknownVoice(error: UpstreamError): boolean {
+  const code = error.providerCode;
+  if (code === 'voice_not_found') return true;
+  return error.status === 404 && (code === undefined || code.includes('voice'));
+}
+
+function malformedVoice(): GatewayError {
+  return errors.invalidRequest(
+    "voice: must be an ElevenLabs voice id (1 to 64 letters, digits, _ or -), or left out to use the deployment's default voice",
     'voice',
   );
 }
