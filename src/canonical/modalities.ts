@@ -35,7 +35,10 @@ export interface EmbeddingRequest {
 
 export interface EmbeddingResponse {
   object: 'list';
-  /** In input order; `embedding` is floats, or base64 of little-endian float32 when the caller asked. */
+  /**
+   * In input order; `embedding` is floats, or base64 of little-endian float32 (the wire encoder writes
+   * the encoding the caller asked for).
+   */
   data: Array<{ object: 'embedding'; index: number; embedding: number[] | string }>;
   model: string;
   usage?: { prompt_tokens: number; total_tokens: number };
