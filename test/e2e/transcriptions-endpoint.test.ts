@@ -1,10 +1,11 @@
 /**
  * POST /v1/audio/transcriptions through the `openai` SDK (`toFile` uploads) against a running gateway
- * and a fake OpenAI audio upstream that parses the multipart it receives: every response_format, the
+ * and a fake OpenAI audio upstream that parses the multipart it receives: every response_format (text,
+ * srt and vtt written from the JSON the upstream was asked for, so no format escapes billing), the
  * file's bytes and the fields intact upstream, fields in any order, the upload limit's 413, a wrong
  * content type's 415, a missing file or model's 400 naming the field, failover replaying the same
- * bytes from the spooled file, billed seconds reaching spend, and the spooled file deleted after every
- * request (also when the caller leaves mid-upload).
+ * bytes from the spooled file, billed seconds and tokens reaching spend, and the spooled file deleted
+ * after every request (also when the caller leaves mid-upload).
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync } from 'node:fs';
@@ -13,10 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ConfigError } from '../../src/config/config-error.ts';
-import { parseConfig } from '../../src/config/load-config.ts';
 import { SPOOL_PREFIX } from '../../src/http/uploads/spool-area.ts';
-import { FakeOpenAiAudioServer, srt, vtt } from '../fakes/fake-openai-audio-server.ts';
+import { FakeOpenAiAudioServer } from '../fakes/fake-openai-audio-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
 import { waitUntil } from '../support/provider-adapter-suite.ts';
 import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
@@ -59,6 +58,9 @@ model_list:
   - model_name: whisper
     params: { provider: openai, model: whisper-1, api_base: "${good.baseUrl}", api_key: sk-upstream-secret }
     model_info: { id: whisper-good, mode: audio_transcription, input_cost_per_second: 0.01 }
+  - model_name: gpt-4o-stt
+    params: { provider: openai, model: gpt-4o-transcribe, api_base: "${good.baseUrl}" }
+    model_info: { id: gpt4o-good, mode: audio_transcription, input_cost_per_token: 0.001, output_cost_per_token: 0.002 }
   # The failing deployment carries nearly all the weight, so the first attempt goes to it.
   - model_name: whisper-pair
     params: { provider: openai, model: whisper-1, api_base: "${bad.baseUrl}", weight: 1000000 }
@@ -87,6 +89,16 @@ router_settings:
     // Deleted before the answer is sent: nothing is left once the caller has it.
     expect(spooled()).toEqual([]);
   });
+
+  const spendRow = async (requestId: string): Promise<any> => {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const logs = await gateway.admin('GET', '/ui/api/spend/logs?limit=50');
+      const row = logs.body.data?.find((entry: any) => entry.request_id === requestId);
+      if (row) return row;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`no spend row for ${requestId}`);
+  };
 
   const upload = (form: FormData | string, headers: Record<string, string> = {}) =>
     fetch(`${gateway.baseUrl}/v1/audio/transcriptions`, {
@@ -133,27 +145,61 @@ router_settings:
   });
 
   it.each([
-    ['text', 'Hello there. General Kenobi.\n'],
-    ['srt', srt()],
-    ['vtt', vtt()],
-  ] as const)('answers %s as the upstream wrote it', async (format, expected) => {
-    const answer = await openai.audio.transcriptions.create({
-      file: await toFile(audioBytes(1000), 'a.mp3', { type: 'audio/mpeg' }),
-      model: 'whisper',
-      response_format: format,
+    ['text', 'text/plain; charset=utf-8', 'Hello there. General Kenobi.\n'],
+    [
+      'srt',
+      'text/plain; charset=utf-8',
+      '1\n00:00:00,000 --> 00:00:01,250\nHello there.\n\n2\n00:00:01,250 --> 00:00:03,500\nGeneral Kenobi.\n',
+    ],
+    [
+      'vtt',
+      'text/vtt; charset=utf-8',
+      'WEBVTT\n\n00:00:00.000 --> 00:00:01.250\nHello there.\n\n00:00:01.250 --> 00:00:03.500\nGeneral Kenobi.\n',
+    ],
+  ] as const)(
+    'answers %s written from the verbose_json a whisper upstream was asked for',
+    async (format, type, expected) => {
+      const { data, response } = await openai.audio.transcriptions
+        .create({
+          file: await toFile(audioBytes(1000), 'a.mp3', { type: 'audio/mpeg' }),
+          model: 'whisper',
+          response_format: format,
+        })
+        .withResponse();
+      expect(data).toBe(expected);
+      expect(response.headers.get('content-type')).toBe(type);
+      expect(good.requests[0]!.fields).toContainEqual(['response_format', 'verbose_json']);
+    },
+  );
+
+  it('answers text from a gpt-4o-transcribe model asked for json, whose tokens are recorded', async () => {
+    good.transcriptions.push({
+      kind: 'transcript',
+      usage: { type: 'tokens', input_tokens: 100, output_tokens: 20, total_tokens: 120 },
     });
-    expect(answer).toBe(expected);
-    expect(good.requests[0]!.fields).toContainEqual(['response_format', format]);
+    const { data, response } = await openai.audio.transcriptions
+      .create({
+        file: await toFile(audioBytes(1000), 'a.mp3'),
+        model: 'gpt-4o-stt',
+        response_format: 'text',
+      })
+      .withResponse();
+    expect(data).toBe('Hello there. General Kenobi.\n');
+    expect(good.requests[0]!.fields).toContainEqual(['response_format', 'json']);
+    expect(good.requests[0]!.fields).toContainEqual(['model', 'gpt-4o-transcribe']);
+    const row = await spendRow(response.headers.get('x-request-id')!);
+    expect(row).toMatchObject({ model: 'gpt-4o-stt', prompt_tokens: 100, completion_tokens: 20 });
+    expect(row.cost).toBeCloseTo(100 * 0.001 + 20 * 0.002, 9);
   });
 
   it('takes the model and other fields after the file (field order is free)', async () => {
     const form = new FormData();
     form.append('file', new Blob([audioBytes(5000)], { type: 'audio/ogg' }), 'late.ogg');
-    form.append('response_format', 'text');
+    form.append('response_format', 'json');
     form.append('model', 'whisper');
     const response = await upload(form);
     expect(response.status).toBe(200);
-    expect(await response.text()).toBe('Hello there. General Kenobi.\n');
+    expect(((await response.json()) as any).text).toBe('Hello there. General Kenobi.');
     expect(good.requests[0]!.fields).toContainEqual(['model', 'whisper-1']);
   });
 
@@ -316,45 +362,17 @@ router_settings:
     expect(response.status).toBe(400);
   });
 
-  it('records the audio seconds of a verbose_json answer as billed units (seconds x price)', async () => {
-    const { response } = await openai.audio.transcriptions
-      .create({
-        file: await toFile(audioBytes(1000), 'a.mp3'),
-        model: 'whisper',
-        response_format: 'verbose_json',
-      })
-      .withResponse();
-    const requestId = response.headers.get('x-request-id')!;
-    let row: any;
-    for (let attempt = 0; attempt < 200 && !row; attempt++) {
-      const logs = await gateway.admin('GET', '/ui/api/spend/logs?limit=50');
-      row = logs.body.data?.find((entry: any) => entry.request_id === requestId);
-      if (!row) await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(row).toMatchObject({ model: 'whisper', endpoint: '/v1/audio/transcriptions', status: 200 });
-    expect(row.cost).toBeCloseTo(0.035, 9);
-  });
-
-  it('keeps max_upload_bytes at least max_request_body_bytes: refused below, defaulted above', () => {
-    const load = (general: string) =>
-      parseConfig(`general_settings:\n${general}`, {
-        path: undefined,
-        env: {},
-        dataDir: '/x',
-        source: 'test',
-      });
-    expect(load('  max_request_body_bytes: 1024\n').general_settings.max_upload_bytes).toBe(25 * 1024 * 1024);
-    expect(load('  max_request_body_bytes: 52428800\n').general_settings.max_upload_bytes).toBe(52_428_800);
-    let refused: unknown;
-    try {
-      load('  max_request_body_bytes: 4096\n  max_upload_bytes: 2048\n');
-    } catch (error) {
-      refused = error;
-    }
-    expect((refused as ConfigError).issues).toContain(
-      'general_settings.max_upload_bytes: must be at least max_request_body_bytes',
-    );
-  });
+  it.each(['verbose_json', 'srt', 'text'] as const)(
+    'records the audio seconds of a %s answer as billed units (seconds x price): no format escapes billing',
+    async (format) => {
+      const { response } = await openai.audio.transcriptions
+        .create({ file: await toFile(audioBytes(1000), 'a.mp3'), model: 'whisper', response_format: format })
+        .withResponse();
+      const row = await spendRow(response.headers.get('x-request-id')!);
+      expect(row).toMatchObject({ model: 'whisper', endpoint: '/v1/audio/transcriptions', status: 200 });
+      expect(row.cost).toBeCloseTo(0.035, 9);
+    },
+  );
 
   it('deletes the spooled file when the caller leaves in the middle of the upload', async () => {
     const boundary = 'sbtestboundary';

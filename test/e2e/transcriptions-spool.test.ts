@@ -4,7 +4,9 @@
  * Retry-After (before its body is read when its length is announced, as soon as the running total
  * passes the budget when it is not) and giving the bytes back when the spool is deleted; our own disk
  * failing answered 500 without the temporary path (and logged), the spool root made again afterwards;
- * the start-up sweep of a crashed process's spool root; and the process's root removed at close.
+ * the start-up sweep of a crashed process's spool root; the process's root removed at close; and the
+ * upload settings' bounds (max_upload_bytes ≥ max_request_body_bytes, max_upload_spool_bytes ≥
+ * max_upload_bytes).
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { type ClientRequest, request as httpRequest } from 'node:http';
@@ -211,6 +213,27 @@ model_list:
       }
     },
   );
+
+  it('keeps max_upload_bytes at least max_request_body_bytes: refused below, defaulted above', () => {
+    const load = (general: string) =>
+      parseConfig(`general_settings:\n${general}`, {
+        path: undefined,
+        env: {},
+        dataDir: '/x',
+        source: 'test',
+      });
+    expect(load('  max_request_body_bytes: 1024\n').general_settings.max_upload_bytes).toBe(25 * 1024 * 1024);
+    expect(load('  max_request_body_bytes: 52428800\n').general_settings.max_upload_bytes).toBe(52_428_800);
+    let refused: unknown;
+    try {
+      load('  max_request_body_bytes: 4096\n  max_upload_bytes: 2048\n');
+    } catch (error) {
+      refused = error;
+    }
+    expect((refused as ConfigError).issues).toContain(
+      'general_settings.max_upload_bytes: must be at least max_request_body_bytes',
+    );
+  });
 
   it('keeps max_upload_spool_bytes at least max_upload_bytes: 1 GiB by default, refused below one upload', () => {
     const load = (general: string) =>

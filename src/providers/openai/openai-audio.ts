@@ -1,15 +1,16 @@
 /**
  * Speech and transcription on an OpenAI-style deployment (Azure under its deployment path).
  *
- * Speech posts the caller's JSON to `<base>/audio/speech` and hands the binary answer on as it arrives:
- * its content type, its length when announced (a WAV header can then be fixed without holding the
- * audio), and the body under the stream timeouts, the request deadline bounding the first bytes. Billed
- * by the input's characters.
+ * Speech posts the caller's JSON to `<base>/audio/speech` (with the deployment's
+ * `model_info.default_params.voice_id` as `voice` when the caller sent none) and hands the binary answer
+ * on as it arrives: its content type, its length when announced (a WAV header can then be fixed without
+ * holding the audio), and the body under the stream timeouts, the request deadline bounding the first
+ * bytes. Billed by the input's characters.
  *
  * Transcription sends the spooled upload and the caller's fields as multipart to
- * `<base>/audio/transcriptions` with the caller's response_format, so the answer goes back as it came.
- * JSON answers are checked and read for billing: `usage` (tokens, or seconds for duration-billed
- * models) and verbose_json's `duration`.
+ * `<base>/audio/transcriptions`, asking for a JSON format that carries the billing whenever it can (see
+ * openai-transcript.ts): `usage` (tokens, or seconds for duration-billed models) and verbose_json's
+ * `duration`. Text answers must have a transcript's content type.
  */
 import type {
   SpeechRequest,
@@ -18,26 +19,41 @@ import type {
   TranscriptionRequest,
   TranscriptionResult,
 } from '../../canonical/modalities.ts';
-import type { Usage } from '../../canonical/usage.ts';
+import { errors } from '../../lib/error-catalogue.ts';
+import type { GatewayError } from '../../lib/gateway-error.ts';
 import { multipartBody } from '../multipart-body.ts';
 import type { AttemptContext, SpeechCapability, TranscriptionCapability } from '../provider-adapter.ts';
 import type { ResponseHeaders, UpstreamResponse } from '../send-upstream.ts';
 import { classifyTransportError } from '../upstream-error.ts';
 import { MAX_RESPONSE_BYTES, protocolError, withFirstChunkDeadline } from '../upstream-exchange.ts';
 import { classifyErrorResponse } from './openai-errors.ts';
+import {
+  readJsonTranscription,
+  readTranscript,
+  textContentType,
+  upstreamFormat,
+} from './openai-transcript.ts';
 import type { OpenAiTransport } from './openai-transport.ts';
 
 export class OpenAiSpeech implements SpeechCapability {
   private readonly transport: OpenAiTransport;
+  /** `model_info.default_params.voice_id`: the voice when the caller names none. */
+  private readonly defaultVoice: string | undefined;
 
   constructor(transport: OpenAiTransport) {
     this.transport = transport;
+    const voice = transport.settings.defaultParams?.voice_id;
+    this.defaultVoice = typeof voice === 'string' && voice.length > 0 ? voice : undefined;
   }
 
   async speak(request: SpeechRequest, context: AttemptContext): Promise<SpeechResult> {
+    const voice =
+      typeof request.voice === 'string' && request.voice.length > 0 ? request.voice : this.defaultVoice;
+    // OpenAI requires a voice: refused here, as the caller's mistake, before anything is sent.
+    if (voice === undefined) throw missingVoice();
     const response = await this.transport.send(
       'audio/speech',
-      { contentType: 'application/json', body: JSON.stringify(request) },
+      { contentType: 'application/json', body: JSON.stringify({ ...request, voice }) },
       'audio/*, application/octet-stream',
       context,
       true,
@@ -75,80 +91,62 @@ export class OpenAiTranscription implements TranscriptionCapability {
   }
 
   async transcribe(request: TranscriptionRequest, context: AttemptContext): Promise<TranscriptionResult> {
+    const format = request.response_format;
+    const asked = upstreamFormat(request.model, format);
     const fields: Array<[string, string]> = [
       ['model', request.model],
-      ['response_format', request.response_format],
+      ['response_format', asked],
     ];
     if (request.language !== undefined) fields.push(['language', request.language]);
     if (request.prompt !== undefined) fields.push(['prompt', request.prompt]);
     if (request.temperature !== undefined) fields.push(['temperature', String(request.temperature)]);
     for (const [name, value] of request.extra) fields.push([name, value]);
+    // Cues are written from segments: a caller's word-only granularity would leave none.
+    if (asked === 'verbose_json' && format !== 'verbose_json') withSegments(fields);
     const body = await multipartBody(fields, { field: 'file', upload: request.file });
+    const json = asked === 'json' || asked === 'verbose_json';
     const response = await this.transport.send(
       'audio/transcriptions',
       body,
-      'application/json, text/plain, text/vtt',
+      json ? 'application/json' : 'text/plain, text/vtt, application/x-subrip',
       context,
     );
     if (response.status >= 400) throw await classifyErrorResponse(response);
+    // A text answer that is no transcript (a proxy's HTML page) is refused before its body is read.
+    const contentType = json ? 'application/json' : textContentTypeOrCancel(response, format);
     let text: string;
     try {
       text = await response.text(MAX_RESPONSE_BYTES);
     } catch (error) {
       throw classifyTransportError(error);
     }
-    const format = request.response_format;
-    if (format === 'json' || format === 'verbose_json') return readJsonTranscription(text);
-    return { raw: { contentType: textContentType(response.headers, format), body: text } };
+    if (asked !== format) return readTranscript(text);
+    if (json) return readJsonTranscription(text);
+    return { raw: { contentType, body: text } };
   }
 }
 
-/** A json or verbose_json answer, checked, with what it says about billing. */
-export function readJsonTranscription(text: string): TranscriptionResult {
-  let parsed: unknown;
+function textContentTypeOrCancel(response: UpstreamResponse, format: TranscriptionFormat): string {
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw protocolError('the upstream transcription is not JSON');
+    return textContentType(response.headers, format);
+  } catch (error) {
+    response.cancel();
+    throw error;
   }
-  const answer = parsed as { text?: unknown; duration?: unknown; usage?: unknown } | null;
-  if (answer === null || typeof answer !== 'object' || typeof answer.text !== 'string')
-    throw protocolError('the upstream transcription has no text');
-  const result: TranscriptionResult = { raw: { contentType: 'application/json', body: text } };
-  const usage = answer.usage as Record<string, unknown> | undefined;
-  const tokens = tokenUsage(usage);
-  if (tokens) result.usage = tokens;
-  const seconds = isSeconds(answer.duration)
-    ? answer.duration
-    : usage?.type === 'duration' && isSeconds(usage.seconds)
-      ? usage.seconds
-      : undefined;
-  if (seconds !== undefined) result.units = { audioSeconds: seconds };
-  return result;
 }
 
-/** gpt-4o-transcribe's `usage` of type tokens as prompt (audio and text) and completion tokens. */
-function tokenUsage(usage: Record<string, unknown> | undefined): Usage | undefined {
-  if (usage?.type !== 'tokens') return undefined;
-  const { input_tokens: input, output_tokens: output, total_tokens: total } = usage;
-  if (!isCount(input) || !isCount(output)) return undefined;
-  const details = usage.input_token_details;
-  return {
-    prompt_tokens: input,
-    completion_tokens: output,
-    total_tokens: isCount(total) ? total : input + output,
-    ...(details !== null && typeof details === 'object'
-      ? { prompt_tokens_details: { ...(details as Record<string, unknown>) } }
-      : {}),
-  };
+/** Adds segment granularity when the caller asked only for other granularities. */
+function withSegments(fields: Array<[string, string]>): void {
+  const granularities = fields.filter(([name]) => name === 'timestamp_granularities[]');
+  if (granularities.length > 0 && !granularities.some(([, value]) => value === 'segment'))
+    fields.push(['timestamp_granularities[]', 'segment']);
 }
 
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
-}
-
-function isSeconds(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+function missingVoice(): GatewayError {
+  return errors.invalidRequest(
+    'voice: required; name a voice (alloy, ash, coral …), or give the deployment model_info.default_params.voice_id.',
+    'voice',
+  );
 }
 
 function header(headers: ResponseHeaders, name: string): string | undefined {
@@ -168,10 +166,4 @@ function audioContentType(headers: ResponseHeaders): string {
   if (/^(application\/json|text\/)/i.test(type))
     throw protocolError('the upstream did not answer with audio');
   return MEDIA_TYPE.test(type) ? type : 'application/octet-stream';
-}
-
-function textContentType(headers: ResponseHeaders, format: TranscriptionFormat): string {
-  const type = header(headers, 'content-type')?.trim() ?? '';
-  if (/^text\//i.test(type) && MEDIA_TYPE.test(type)) return type;
-  return format === 'vtt' ? 'text/vtt; charset=utf-8' : 'text/plain; charset=utf-8';
 }
