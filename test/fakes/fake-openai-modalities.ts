@@ -11,7 +11,21 @@ export interface ModalityAnswerOptions {
   omitUsage?: boolean;
   /** Answer floats even when base64 was asked (servers that ignore encoding_format). */
   ignoreEncoding?: boolean;
+  /** Embeddings: answer one vector fewer than the inputs (a broken answer). */
+  dropLastEmbedding?: boolean;
 }
+
+/** How the fake embeds one input: its vector and the prompt tokens it reports for it. */
+export interface FakeEmbedder {
+  vector(input: string | number[]): number[];
+  tokens(input: string | number[]): number;
+}
+
+/** The default: `fakeUpstreamVector`, one token per character or token-array item. */
+export const defaultEmbedder: FakeEmbedder = {
+  vector: (input) => fakeUpstreamVector(input),
+  tokens: (input) => input.length,
+};
 
 /** The fake's answer for a non-chat operation path, or false when the path is chat. */
 export function answerModality(
@@ -19,12 +33,13 @@ export function answerModality(
   body: any,
   options: ModalityAnswerOptions,
   response: ServerResponse,
+  embedder: FakeEmbedder = defaultEmbedder,
 ): boolean {
   const operation = /\/(embeddings|images\/generations|rerank)(?:\?|$)/.exec(path)?.[1];
   if (!operation) return false;
   const payload =
     operation === 'embeddings'
-      ? embeddings(body, options)
+      ? embeddings(body, options, embedder)
       : operation === 'rerank'
         ? rerank(body, options)
         : images(body, options);
@@ -38,18 +53,16 @@ export function fakeUpstreamVector(input: string | number[]): number[] {
   return [text.length, text.charCodeAt(0) || 0, 0.5];
 }
 
-function embeddings(body: any, options: ModalityAnswerOptions) {
+function embeddings(body: any, options: ModalityAnswerOptions, embedder: FakeEmbedder) {
   const inputs: Array<string | number[]> =
     typeof body.input === 'string' || typeof body.input?.[0] === 'number' ? [body.input] : body.input;
   const base64 = body.encoding_format === 'base64' && !options.ignoreEncoding;
-  const tokens = inputs.reduce(
-    (sum, input) => sum + (typeof input === 'string' ? input.length : input.length),
-    0,
-  );
+  const tokens = inputs.reduce((sum, input) => sum + embedder.tokens(input), 0);
+  const answered = options.dropLastEmbedding ? inputs.slice(0, -1) : inputs;
   return {
     object: 'list',
-    data: inputs.map((input, index) => {
-      const vector = fakeUpstreamVector(input);
+    data: answered.map((input, index) => {
+      const vector = embedder.vector(input);
       return { object: 'embedding', index, embedding: base64 ? float32Base64(vector) : vector };
     }),
     model: body.model,

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { answerModality } from './fake-openai-modalities.ts';
+import { answerModality, defaultEmbedder, type FakeEmbedder } from './fake-openai-modalities.ts';
 import { LoopbackServer, type RecordedRequest, readBody, recordRequest } from './loopback-server.ts';
 
 export type Scenario =
@@ -22,6 +22,8 @@ export type Scenario =
       omitUsage?: boolean;
       /** Embeddings: answer floats even when base64 was asked (servers that ignore encoding_format). */
       ignoreEncoding?: boolean;
+      /** Embeddings: answer one vector fewer than the inputs. */
+      dropLastEmbedding?: boolean;
     }
   /** An error status with an OpenAI error body. */
   | {
@@ -53,6 +55,8 @@ export class FakeOpenAiServer {
   /** Scenarios used in order, one per request; when empty, `defaultScenario` answers. */
   readonly queue: Scenario[] = [];
   defaultScenario: Scenario = { kind: 'answer' };
+  /** How embeddings are answered (kept across `reset`). */
+  embedder: FakeEmbedder = defaultEmbedder;
   private loopback!: LoopbackServer;
 
   static async start(): Promise<FakeOpenAiServer> {
@@ -89,11 +93,17 @@ export class FakeOpenAiServer {
     const recorded = recordRequest(request, await readBody(request), response);
     this.requests.push(recorded);
     const scenario = this.queue.shift() ?? this.defaultScenario;
-    await play(scenario, recorded.body ?? {}, response, recorded.path);
+    await play(scenario, recorded.body ?? {}, response, recorded.path, this.embedder);
   }
 }
 
-async function play(scenario: Scenario, body: any, response: ServerResponse, path: string): Promise<void> {
+async function play(
+  scenario: Scenario,
+  body: any,
+  response: ServerResponse,
+  path: string,
+  embedder: FakeEmbedder,
+): Promise<void> {
   switch (scenario.kind) {
     case 'hang':
       return;
@@ -130,7 +140,7 @@ async function play(scenario: Scenario, body: any, response: ServerResponse, pat
     }
     case 'answer':
       if (scenario.firstByteDelayMs) await delay(scenario.firstByteDelayMs);
-      if (answerModality(path, body, scenario, response)) return;
+      if (answerModality(path, body, scenario, response, embedder)) return;
       if (body.stream) await stream(scenario, body, response);
       else respondJson(scenario, body, response);
   }

@@ -1,9 +1,9 @@
 /**
- * One conformance suite for every embeddings capability that translates to a provider's own embedding
- * API (cohere, gemini, bedrock Titan and Cohere-on-Bedrock; STYLE convention 13). Each provider brings a
- * fake upstream that answers every text with `fakeVector(text)` (and, when the provider reports tokens,
- * `fakeTokens(text)` of them), so order, batching, encoding, usage and failures are checked with one set
- * of rules.
+ * One conformance suite for every embeddings capability (STYLE convention 13): those that translate to a
+ * provider's own embedding API (cohere, gemini, bedrock Titan and Cohere-on-Bedrock) and the OpenAI-style
+ * ones that speak OpenAI's (openai, azure). Each provider brings a fake upstream that answers every text
+ * with `fakeVector(text)` (and, when the provider reports tokens, `fakeTokens(text)` of them), so order,
+ * batching, encoding, usage and failures are checked with one set of rules.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EmbeddingRequest } from '../../src/canonical/modalities.ts';
@@ -13,6 +13,10 @@ import type {
   EmbeddingsCapability,
   ProviderFactory,
 } from '../../src/providers/provider-adapter.ts';
+import {
+  base64ToFloats,
+  encodeEmbeddingResponse,
+} from '../../src/wire/embeddings/encode-embedding-response.ts';
 import type { RecordedRequest } from '../fakes/loopback-server.ts';
 import { failure, settingsFor, waitUntil } from './provider-adapter-suite.ts';
 
@@ -43,10 +47,17 @@ export interface EmbeddingsAdapterCase {
   params(origin: string): Record<string, unknown>;
   /** Checks method, path and authentication of one recorded call. */
   expectEndpoint(seen: RecordedRequest): void;
-  /** The texts one recorded call carried. */
-  textsOf(seen: RecordedRequest): string[];
-  /** Most texts the adapter sends in one call. */
-  batchSize: number;
+  /** The inputs one recorded call carried (texts, or token arrays where they are sent). */
+  textsOf(seen: RecordedRequest): unknown[];
+  /** Most texts the adapter sends in one call; undefined when every input goes in one call (OpenAI's API). */
+  batchSize: number | undefined;
+  /** Token arrays go upstream as they came (OpenAI's API), instead of a 400 naming input. */
+  takesTokenArrays?: boolean;
+  /**
+   * The encoding asked upstream: none (the default: the adapter gets floats and the wire encoder writes
+   * base64), `base64` whatever the caller asked (OpenAI, Azure), or the caller's.
+   */
+  upstreamEncoding?: 'none' | 'base64' | 'caller';
   /** Whether the provider reports input tokens (else the answer carries no usage). */
   reportsTokens: boolean;
   /** Whether the provider's 429 carries a retry hint the adapter reads. */
@@ -64,6 +75,10 @@ export function fakeTokens(text: string): number {
 }
 
 const context = () => ({ signal: new AbortController().signal, requestId: 'req-embed' });
+
+/** A vector of an answer as floats, whichever encoding it came in. */
+const floatsOf = (embedding: number[] | string) =>
+  typeof embedding === 'string' ? base64ToFloats(embedding) : embedding;
 
 async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
   try {
@@ -109,7 +124,7 @@ export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): v
       const texts = ['first text', 'B', 'the third one'];
       const { response, usage } = await embeddings.embed(request(texts), context());
       expect(response.data.map((item) => item.index)).toEqual([0, 1, 2]);
-      expect(response.data.map((item) => item.embedding)).toEqual(texts.map(fakeVector));
+      expect(response.data.map((item) => floatsOf(item.embedding))).toEqual(texts.map(fakeVector));
       expect(upstream.requests.flatMap((seen) => adapterCase.textsOf(seen))).toEqual(texts);
       for (const seen of upstream.requests) adapterCase.expectEndpoint(seen);
       const tokens = texts.reduce((sum, text) => sum + fakeTokens(text), 0);
@@ -124,37 +139,73 @@ export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): v
 
     it('embeds a single string as one input', async () => {
       const { response } = await embeddings.embed(request('just one'), context());
-      expect(response.data).toEqual([{ object: 'embedding', index: 0, embedding: fakeVector('just one') }]);
+      expect(response.data).toHaveLength(1);
+      expect(response.data[0]).toMatchObject({ object: 'embedding', index: 0 });
+      expect(floatsOf(response.data[0]!.embedding)).toEqual(fakeVector('just one'));
     });
 
-    it('splits more texts than one call takes into several calls, keeping input order', async () => {
-      const count = adapterCase.batchSize * 2 + 1;
-      const texts = Array.from({ length: count }, (_, index) => `${'x'.repeat(index % 7)}text ${index}`);
-      const { response } = await embeddings.embed(request(texts), context());
-      expect(upstream.requests).toHaveLength(3);
-      expect(response.data.map((item) => item.embedding)).toEqual(texts.map(fakeVector));
-      expect(response.data.map((item) => item.index)).toEqual(texts.map((_, index) => index));
-    });
+    const batchSize = adapterCase.batchSize;
+    if (batchSize !== undefined) {
+      it('splits more texts than one call takes into several calls, keeping input order', async () => {
+        const count = batchSize * 2 + 1;
+        const texts = Array.from({ length: count }, (_, index) => `${'x'.repeat(index % 7)}text ${index}`);
+        const { response } = await embeddings.embed(request(texts), context());
+        expect(upstream.requests).toHaveLength(3);
+        expect(response.data.map((item) => floatsOf(item.embedding))).toEqual(texts.map(fakeVector));
+        expect(response.data.map((item) => item.index)).toEqual(texts.map((_, index) => index));
+      });
+    } else {
+      it('sends every input in one call, up to the 2048 a request may hold, keeping input order', async () => {
+        const texts = Array.from({ length: 2048 }, (_, index) => `${'x'.repeat(index % 7)}text ${index}`);
+        const { response } = await embeddings.embed(request(texts), context());
+        expect(upstream.requests).toHaveLength(1);
+        expect(response.data.map((item) => floatsOf(item.embedding))).toEqual(texts.map(fakeVector));
+      });
+    }
 
-    it('answers floats when the caller asks for base64, sending no encoding upstream (the wire encodes)', async () => {
-      const { response } = await embeddings.embed(
-        request(['alpha', 'beta'], { encoding_format: 'base64' }),
-        context(),
-      );
-      expect(response.data.map((item) => item.embedding)).toEqual([fakeVector('alpha'), fakeVector('beta')]);
-      expect(JSON.stringify(upstream.requests[0]!.body)).not.toContain('base64');
-    });
-
-    it('refuses token arrays with a 400 naming input, without calling the upstream', async () => {
-      for (const input of [
-        [1, 2, 3],
-        [[1, 2], [3]],
-      ] as EmbeddingRequest['input'][]) {
-        const error = await refusal(embeddings.embed(request(input), context()));
-        expect(error).toMatchObject({ status: 400, param: 'input' });
+    it("answers the caller's encoding through the wire encoder, asking upstream as the adapter declares", async () => {
+      for (const encoding of ['float', 'base64', undefined] as const) {
+        upstream.reset();
+        const asked = request(['alpha', 'beta'], encoding ? { encoding_format: encoding } : {});
+        const result = await embeddings.embed(asked, context());
+        const answer = JSON.parse(encodeEmbeddingResponse(result, asked)) as {
+          data: Array<{ embedding: number[] | string }>;
+          model: string;
+        };
+        const vectors = answer.data.map((item) => item.embedding);
+        if (encoding === 'base64') expect(vectors.every((vector) => typeof vector === 'string')).toBe(true);
+        else expect(vectors.every(Array.isArray)).toBe(true);
+        expect(vectors.map(floatsOf)).toEqual([fakeVector('alpha'), fakeVector('beta')]);
+        expect(answer.model).toBe(asked.model);
+        const sent = upstream.requests[0]!.body;
+        if ((adapterCase.upstreamEncoding ?? 'none') === 'none')
+          expect(JSON.stringify(sent)).not.toContain('base64');
+        else
+          expect(sent.encoding_format, String(encoding)).toBe(
+            adapterCase.upstreamEncoding === 'base64' ? 'base64' : encoding,
+          );
       }
-      expect(upstream.requests).toHaveLength(0);
     });
+
+    if (adapterCase.takesTokenArrays) {
+      it('sends token arrays upstream as they came, one vector each', async () => {
+        const input = [[1, 2], [3]];
+        const { response } = await embeddings.embed(request(input), context());
+        expect(adapterCase.textsOf(upstream.requests[0]!)).toEqual(input);
+        expect(response.data).toHaveLength(2);
+      });
+    } else {
+      it('refuses token arrays with a 400 naming input, without calling the upstream', async () => {
+        for (const input of [
+          [1, 2, 3],
+          [[1, 2], [3]],
+        ] as EmbeddingRequest['input'][]) {
+          const error = await refusal(embeddings.embed(request(input), context()));
+          expect(error).toMatchObject({ status: 400, param: 'input' });
+        }
+        expect(upstream.requests).toHaveLength(0);
+      });
+    }
 
     it('classifies 5xx, 408 and 429 as retryable and 400, 401, 403, 404 as not', async () => {
       for (const status of [500, 503, 408, 429]) {
@@ -191,7 +242,7 @@ export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): v
     });
 
     it('fails the whole request when one of its calls fails', async () => {
-      const texts = Array.from({ length: adapterCase.batchSize + 1 }, (_, index) => `t${index}`);
+      const texts = Array.from({ length: (adapterCase.batchSize ?? 1) + 1 }, (_, index) => `t${index}`);
       upstream.enqueue({ kind: 'error', status: 500 });
       const error = await failure(embeddings.embed(request(texts), context()));
       expect(error).toMatchObject({ status: 500, retryable: true });
