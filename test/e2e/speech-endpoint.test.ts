@@ -1,13 +1,15 @@
 /**
  * POST /v1/audio/speech through the `openai` SDK against a running gateway and a fake OpenAI audio
  * upstream: audio streamed through unchanged, WAV placeholder sizes rewritten (spec rule 7) with and
- * without an announced length, a body cut when the upstream breaks off (never a complete-looking 200),
- * a caller leaving mid-audio freeing its parallel slot, billed characters reaching spend, Azure's
- * deployment path, and bad bodies refused with 400 naming the field.
+ * without an announced length (checked by reading the size fields from the bytes, not with the
+ * gateway's parser), a WAV too long to hold answered as an error, a body cut when the upstream breaks
+ * off (never a complete-looking 200), a caller leaving mid-audio freeing its parallel slot, billed
+ * characters reaching spend, Azure's deployment path, the deployment's default voice, and bad bodies
+ * refused with 400 naming the field.
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseWavHeader } from '../../src/wire/audio/wav-size-rewrite.ts';
+import { MAX_HELD_WAV_BYTES } from '../../src/wire/audio/wav-size-rewrite.ts';
 import { FakeOpenAiAudioServer, streamedWav } from '../fakes/fake-openai-audio-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
 import { waitUntil } from '../support/provider-adapter-suite.ts';
@@ -30,6 +32,9 @@ model_list:
   - model_name: tts
     params: { provider: openai, model: tts-upstream, api_base: "${upstream.baseUrl}", api_key: sk-upstream-secret }
     model_info: { id: tts-a, mode: audio_speech, input_cost_per_character: 0.001 }
+  - model_name: tts-voiced
+    params: { provider: openai, model: tts-upstream, api_base: "${upstream.baseUrl}", api_key: sk-upstream-secret }
+    model_info: { id: tts-voiced-a, mode: audio_speech, default_params: { voice_id: coral } }
   - model_name: azure-tts
     params: { provider: azure, model: my-tts, api_base: "${upstream.origin}", api_key: azure-secret, api_version: "2025-03-01-preview" }
     model_info: { id: azure-tts-a, mode: audio_speech }
@@ -93,15 +98,32 @@ model_list:
       const out = Buffer.from(await response.arrayBuffer());
       expect(response.headers.get('content-type')).toBe('audio/wav');
       expect(out.length).toBe(original.length);
-      const header = parseWavHeader(out);
-      if (header === 'more' || header === undefined) throw new Error('not a WAV');
-      expect(header.riffSize).toBe(out.length - 8);
-      expect(header.dataSize).toBe(out.length - header.dataStart);
-      expect(header.dataStart).toBe(12 + 24 + 22 + 8);
-      expect(out.subarray(header.dataStart).equals(original.subarray(header.dataStart))).toBe(true);
+      // Read from the bytes by hand (not with the gateway's own parser): RIFF, fmt (24), LIST (22), data.
+      expect(out.toString('latin1', 0, 4)).toBe('RIFF');
+      expect(out.readUInt32LE(4)).toBe(out.length - 8);
+      expect(out.toString('latin1', 8, 16)).toBe('WAVEfmt ');
+      const blockAlign = out.readUInt16LE(32);
+      expect(blockAlign).toBe(2);
+      expect(out.toString('latin1', 36, 40)).toBe('LIST');
+      expect(out.toString('latin1', 58, 62)).toBe('data');
+      const dataBytes = out.readUInt32LE(62);
+      expect(dataBytes).toBe(out.length - 66);
+      expect(dataBytes / blockAlign).toBe(12_000);
+      for (let sample = 0; sample < 12_000; sample++)
+        expect(out.readInt16LE(66 + sample * 2)).toBe(((sample * 97) % 2000) - 1000);
       expect(upstream.requests[0]!.json.response_format).toBe('wav');
     },
   );
+
+  it('answers a WAV too long to hold for its header fix with an error, never a complete-looking 200', async () => {
+    // No announced length and placeholder sizes: held until the end, and the end is past the bound.
+    const samples = Math.ceil(MAX_HELD_WAV_BYTES / 2) + 1024;
+    upstream.speech.push({ kind: 'audio', audio: streamedWav(samples), chunked: true, chunkBytes: 1 << 20 });
+    const response = await post({ model: 'tts', input: 'Long', voice: 'alloy', response_format: 'wav' });
+    expect(response.status).toBe(502);
+    const { error } = (await response.json()) as any;
+    expect(error.message).toContain('another response_format');
+  });
 
   it('cuts the body when the upstream breaks off after the first bytes: never a complete-looking 200', async () => {
     upstream.speech.push({ kind: 'break', audio: Buffer.alloc(50_000, 1), bytesBeforeBreak: 8192 });
@@ -187,6 +209,28 @@ model_list:
     expect(response.status).toBe(400);
     expect(((await response.json()) as any).error.param).toBe(param);
     expect(upstream.requests).toHaveLength(0);
+  });
+
+  it("speaks with the deployment's default_params.voice_id when the request has no voice", async () => {
+    const response = await post({ model: 'tts-voiced', input: 'Hi' });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    expect(upstream.requests[0]!.json.voice).toBe('coral');
+  });
+
+  it('refuses a request without voice on a deployment without a default: 400 naming voice, nothing sent, the deployment still serves', async () => {
+    const response = await post({ model: 'tts', input: 'Hi' });
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as any;
+    expect(error.param).toBe('voice');
+    expect(error.message).toContain('model_info.default_params.voice_id');
+    expect(upstream.requests).toHaveLength(0);
+    // The caller's mistake is not the deployment's: repeated, it neither cools nor fails the deployment.
+    for (let attempt = 0; attempt < 4; attempt++)
+      expect((await post({ model: 'tts', input: 'Hi' })).status).toBe(400);
+    const voiced = await post({ model: 'tts', input: 'Hi', voice: 'alloy' });
+    expect(voiced.status).toBe(200);
+    expect(voiced.headers.get('x-switchboard-deployment')).toBe('tts-a');
   });
 
   it('refuses a body that is not JSON with 415', async () => {

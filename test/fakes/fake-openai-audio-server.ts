@@ -118,8 +118,12 @@ export class FakeOpenAiAudioServer {
       response.writeHead(200, headers);
       const size = scenario.chunkBytes ?? 1024;
       for (let at = 0; at < audio.length; at += size) {
+        // A caller that stops reading and leaves never drains: its close ends the wait too.
         if (!response.write(audio.subarray(at, at + size)))
-          await new Promise((resolve) => response.once('drain', resolve));
+          await new Promise((resolve) => {
+            response.once('drain', resolve);
+            response.once('close', resolve);
+          });
         if (response.destroyed) return;
       }
       response.end();

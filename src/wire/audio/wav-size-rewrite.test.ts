@@ -6,7 +6,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/gateway-error.ts';
-import { MAX_HELD_WAV_BYTES, parseWavHeader, rewriteWavSizes } from './wav-size-rewrite.ts';
+import {
+  HeldBytes,
+  MAX_HELD_WAV_BYTES,
+  MAX_HELD_WAV_TOTAL_BYTES,
+  parseWavHeader,
+  rewriteWavSizes,
+} from './wav-size-rewrite.ts';
 
 interface Layout {
   fmtBytes: number;
@@ -195,12 +201,49 @@ describe('WAV size rewrite (spec rule 7)', () => {
       () => 0xffffffff,
       () => 0xffffffff,
     );
-    const error = await collect(rewriteWavSizes(stream(split(original, [100, 1000])), undefined, 1500)).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await collect(
+      rewriteWavSizes(stream(split(original, [100, 1000])), undefined, { maxHeldBytes: 1500 }),
+    ).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).status).toBe(502);
     expect(MAX_HELD_WAV_BYTES).toBe(64 * 1024 * 1024);
+  });
+
+  it('bounds the WAV bytes held by all requests together: the one that would pass it is a 503, and held bytes are given back', async () => {
+    const shared = new HeldBytes(3000);
+    const placeholders = () =>
+      wav(
+        { fmtBytes: 16, extraChunks: [], dataBytes: 2000 },
+        () => 0xffffffff,
+        () => 0xffffffff,
+      );
+    // The first request holds its 2044 bytes while its upstream has not ended.
+    let release!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    async function* slow(): AsyncGenerator<Buffer> {
+      yield placeholders();
+      await ended;
+    }
+    const first = collect(rewriteWavSizes(slow(), undefined, { shared }));
+    while (shared.bytes === 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(shared.bytes).toBe(2044);
+
+    const error = await collect(
+      rewriteWavSizes(stream(split(placeholders(), [100])), undefined, { shared }),
+    ).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ status: 503, code: 'wav_hold_full', retryAfter: 1 });
+    expect(shared.bytes).toBe(2044);
+
+    release();
+    expect((await first).readUInt32LE(4)).toBe(2044 - 8);
+    expect(shared.bytes).toBe(0);
+    const again = await collect(rewriteWavSizes(stream(split(placeholders(), [100])), undefined, { shared }));
+    expect(again.readUInt32LE(4)).toBe(2044 - 8);
+    expect(shared.bytes).toBe(0);
+    expect(MAX_HELD_WAV_TOTAL_BYTES).toBe(4 * MAX_HELD_WAV_BYTES);
   });
 
   it('ends the upstream iterator when its consumer stops early (the caller left)', async () => {

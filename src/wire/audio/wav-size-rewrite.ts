@@ -6,7 +6,9 @@
  * - the header itself (RIFF/WAVE, `fmt `, any LIST or other chunks, up to the data chunk's header);
  * - when the upstream announced its length, nothing more: the sizes follow from it, the rest streams;
  * - when it did not and the header has placeholders, the sizes are known only at the end, so the audio
- *   is held until then, at most `maxHeldBytes` (see MAX_HELD_WAV_BYTES).
+ *   is held until then, at most `maxHeldBytes` (see MAX_HELD_WAV_BYTES) for one request and at most
+ *   MAX_HELD_WAV_TOTAL_BYTES for all requests of the process together (ElevenLabs' WAV always takes
+ *   this path: it streams PCM without a length and the adapter writes placeholder sizes).
  *
  * A header without placeholders and without an announced length is trusted; anything that is not a
  * RIFF/WAVE stream passes unchanged.
@@ -20,6 +22,48 @@ import { GatewayError } from '../../lib/gateway-error.ts';
  * 48 kHz stereo and slow speech while bounding what one request can pin in memory.
  */
 export const MAX_HELD_WAV_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The most WAV audio held by all requests of the process together: four requests at their own bound.
+ * A request that would pass it is refused with 503 (retry shortly, or ask for another format) rather
+ * than letting concurrent long WAV requests pin unbounded memory.
+ */
+export const MAX_HELD_WAV_TOTAL_BYTES = 4 * MAX_HELD_WAV_BYTES;
+
+/** Bytes held now against a shared bound. */
+export class HeldBytes {
+  readonly limit: number;
+  private held = 0;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  get bytes(): number {
+    return this.held;
+  }
+
+  /** Holds `bytes` more; false (nothing held) when that would pass the bound. */
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.limit) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.held = Math.max(0, this.held - bytes);
+  }
+}
+
+/** The process's held WAV bytes. */
+export const heldWavBytes = new HeldBytes(MAX_HELD_WAV_TOTAL_BYTES);
+
+export interface HoldLimits {
+  /** The most one request holds (default MAX_HELD_WAV_BYTES). */
+  maxHeldBytes?: number;
+  /** The bound shared with the other requests (default the process's). */
+  shared?: HeldBytes;
+}
 
 /** Headers larger than this (a huge LIST chunk) are not searched for the data chunk. */
 const MAX_HEADER_BYTES = 64 * 1024;
@@ -67,9 +111,16 @@ export function parseWavHeader(head: Buffer): WavHeader | 'more' | undefined {
 export async function* rewriteWavSizes(
   audio: AsyncIterable<Buffer>,
   contentLength: number | undefined,
-  maxHeldBytes = MAX_HELD_WAV_BYTES,
+  limits: HoldLimits = {},
 ): AsyncGenerator<Buffer> {
+  const maxHeldBytes = limits.maxHeldBytes ?? MAX_HELD_WAV_BYTES;
+  const shared = limits.shared ?? heldWavBytes;
   const iterator = audio[Symbol.asyncIterator]();
+  let taken = 0;
+  const hold = (bytes: number) => {
+    if (!shared.take(bytes)) throw tooMuchHeld(shared.limit);
+    taken += bytes;
+  };
   try {
     let head: Buffer = Buffer.alloc(0);
     let header: WavHeader | 'more' | undefined = 'more';
@@ -97,16 +148,19 @@ export async function* rewriteWavSizes(
     }
     const held: Buffer[] = [];
     let total = head.length;
+    hold(head.length);
     for (;;) {
       const next = await iterator.next();
       if (next.done) break;
       total += next.value.length;
       if (total > maxHeldBytes) throw tooLongToHold(maxHeldBytes);
+      hold(next.value.length);
       held.push(next.value);
     }
     yield withSizes(head, header, total);
     yield* held;
   } finally {
+    shared.give(taken);
     await iterator.return?.();
   }
 }
@@ -138,6 +192,16 @@ function matchesStart(head: Buffer): boolean {
   const wave = Buffer.from('WAVE', 'latin1');
   const waveBytes = head.subarray(8, 12);
   return waveBytes.equals(wave.subarray(0, waveBytes.length));
+}
+
+function tooMuchHeld(limitBytes: number): GatewayError {
+  return new GatewayError({
+    status: 503,
+    type: ErrorType.unavailable,
+    code: 'wav_hold_full',
+    message: `The gateway is holding ${limitBytes} bytes of WAV audio for other requests (audio whose length the provider did not announce is held to fix its header). Retry shortly, or ask for another response_format (mp3, flac, pcm).`,
+    retryAfter: 1,
+  });
 }
 
 function tooLongToHold(maxBytes: number): GatewayError {
