@@ -18,7 +18,7 @@ export const MODEL_INFO_READ = [
   'mode',
   'max_input_tokens',
   'owned_by',
-  // voice_id, read by speech providers (providers/elevenlabs/).
+  // voice_id, read by speech providers (providers/elevenlabs/, providers/openai/openai-audio.ts).
   'default_params',
   // Prices, read by accounting/price-book.ts.
   'input_cost_per_token',
