@@ -15,6 +15,8 @@ export type ElevenLabsScenario =
   | { kind: 'audio'; pieces: Buffer[]; contentType?: string; announceLength?: boolean }
   /** Audio pieces, then the connection is destroyed mid-answer. */
   | { kind: 'break-audio'; pieces: Buffer[] }
+  /** Audio pieces (none: only the headers), then nothing until the caller leaves. */
+  | { kind: 'stall-audio'; pieces: Buffer[] }
   /** A speech-to-text answer from ./fixtures. */
   | { kind: 'transcript'; fixture: string }
   /** An error status with a body from ./fixtures. */
@@ -188,6 +190,10 @@ async function play(scenario: ElevenLabsScenario, response: ServerResponse): Pro
           : {}),
       });
       response.end(readFixture(scenario.fixture));
+      return;
+    case 'stall-audio':
+      response.writeHead(200, { 'content-type': 'audio/mpeg' }).flushHeaders();
+      for (const piece of scenario.pieces) response.write(piece);
       return;
     case 'audio':
     case 'break-audio': {
