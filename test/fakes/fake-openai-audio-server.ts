@@ -14,13 +14,15 @@ export type SpeechScenario =
   | { kind: 'break'; audio: Buffer; bytesBeforeBreak: number }
   /** The first `bytes` bytes, then nothing until the caller leaves. */
   | { kind: 'stall'; audio: Buffer; bytes: number }
-  | { kind: 'error'; status: number; code?: string };
+  | { kind: 'error'; status: number; code?: string; retryAfterSeconds?: number };
 
 export type TranscriptionScenario =
   | { kind: 'transcript'; text?: string; usage?: Record<string, unknown> }
   /** A 200 answer with this body, whatever format was asked. */
   | { kind: 'raw'; contentType: string; body: string }
-  | { kind: 'error'; status: number; code?: string };
+  | { kind: 'error'; status: number; code?: string; retryAfterSeconds?: number }
+  /** Reads the upload and never answers (for timeouts and callers who leave). */
+  | { kind: 'hang' };
 
 export interface RecordedAudioRequest {
   path: string;
@@ -109,7 +111,8 @@ export class FakeOpenAiAudioServer {
   }
 
   private async answerSpeech(response: ServerResponse, scenario: SpeechScenario): Promise<void> {
-    if (scenario.kind === 'error') return sendError(response, scenario.status, scenario.code);
+    if (scenario.kind === 'error')
+      return sendError(response, scenario.status, scenario.code, scenario.retryAfterSeconds);
     const audio = scenario.audio;
     const headers: Record<string, string> = { 'content-type': 'audio/mpeg' };
     if (scenario.kind === 'audio') {
@@ -142,8 +145,9 @@ export class FakeOpenAiAudioServer {
     recorded: RecordedAudioRequest,
     scenario: TranscriptionScenario,
   ): void {
+    if (scenario.kind === 'hang') return;
     if (scenario.kind === 'error') {
-      sendError(response, scenario.status, scenario.code);
+      sendError(response, scenario.status, scenario.code, scenario.retryAfterSeconds);
       return;
     }
     if (scenario.kind === 'raw') {
@@ -235,8 +239,16 @@ function sendText(response: ServerResponse, contentType: string, body: string): 
   response.writeHead(200, { 'content-type': contentType }).end(body);
 }
 
-function sendError(response: ServerResponse, status: number, code = 'upstream_failure'): void {
+function sendError(
+  response: ServerResponse,
+  status: number,
+  code = 'upstream_failure',
+  retryAfterSeconds?: number,
+): void {
   response
-    .writeHead(status, { 'content-type': 'application/json' })
+    .writeHead(status, {
+      'content-type': 'application/json',
+      ...(retryAfterSeconds !== undefined ? { 'retry-after': String(retryAfterSeconds) } : {}),
+    })
     .end(JSON.stringify({ error: { message: 'upstream secret detail sk-upstream', type: 'error', code } }));
 }

@@ -34,7 +34,7 @@ function toOpenAi(scenario: SpeechScenario): OpenAiSpeechScenario {
     case 'break':
       return { kind: 'break', audio: Buffer.concat([sent, HELD_BACK]), bytesBeforeBreak: sent.length };
     case 'error':
-      return { kind: 'error', status: scenario.status };
+      return { kind: 'error', status: scenario.status, retryAfterSeconds: scenario.retryAfterSeconds };
     case 'not-audio':
       return { kind: 'audio', audio: Buffer.from('{"ok":true}'), contentType: 'application/json' };
   }
@@ -57,8 +57,7 @@ const openAiStyle = {
   startUpstream: startOpenAiAudio,
   request: { model: 'tts-1', input: 'Hello', voice: 'alloy', response_format: 'mp3' as const },
   secret: 'sk-upstream',
-  // The fake OpenAI audio server sends no Retry-After (the adapter's reading of it is tested on chat).
-  sendsRetryAfter: false,
+  sendsRetryAfter: true,
 };
 
 runSpeechAdapterSuite({
