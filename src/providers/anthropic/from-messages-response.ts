@@ -5,7 +5,7 @@
  */
 import type { ToolCall } from '../../canonical/chat-request.ts';
 import type { ChatCompletion, ChatCompletionMessage, FinishReason } from '../../canonical/chat-response.ts';
-import type { Usage } from '../../canonical/usage.ts';
+import { isCount, type Usage } from '../../canonical/usage.ts';
 
 /** The parts of a Message this adapter reads; the rest is kept only by the native path. */
 export interface AnthropicMessage {
@@ -37,9 +37,6 @@ export function finishReasonOf(stopReason: unknown, structuredOutput: boolean): 
       return 'stop';
   }
 }
-
-const isCount = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isInteger(value) && value >= 0;
 
 /**
  * Anthropic usage → canonical usage. input_tokens excludes cached input, so prompt_tokens adds the

@@ -4,7 +4,7 @@
  */
 import type { ToolCall } from '../../canonical/chat-request.ts';
 import type { ChatCompletion, ChatCompletionMessage, FinishReason } from '../../canonical/chat-response.ts';
-import type { Usage } from '../../canonical/usage.ts';
+import { isCount, type Usage } from '../../canonical/usage.ts';
 
 export interface ConverseAnswer {
   output: { message: { role?: string; content: Array<Record<string, unknown>> } };
@@ -111,8 +111,4 @@ export function usageFromConverse(value: unknown): Usage | undefined {
     };
   }
   return usage;
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
