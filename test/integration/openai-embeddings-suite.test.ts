@@ -9,6 +9,7 @@ import { azureProvider } from '../../src/providers/azure/index.ts';
 import { openAiCompatibleProviders } from '../../src/providers/openai/index.ts';
 import type { ProviderFactory } from '../../src/providers/provider-adapter.ts';
 import { FakeOpenAiServer, type Scenario } from '../fakes/fake-openai-server.ts';
+import { suiteUpstream } from '../support/capability-suite-kit.ts';
 import {
   type EmbeddingScenario,
   type FakeEmbeddingsUpstream,
@@ -46,15 +47,7 @@ async function startUpstream(): Promise<FakeEmbeddingsUpstream> {
     vector: (input) => fakeVector(text(input)),
     tokens: (input) => fakeTokens(text(input)),
   };
-  return {
-    get origin() {
-      return server.origin;
-    },
-    requests: server.requests,
-    enqueue: (...scenarios) => server.enqueue(...scenarios.map(toScenario)),
-    reset: () => server.reset(),
-    close: () => server.close(),
-  };
+  return suiteUpstream(server, (scenario: EmbeddingScenario) => server.enqueue(toScenario(scenario)));
 }
 
 const inputsOf = (seen: { body: any }) =>

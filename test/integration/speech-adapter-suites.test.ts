@@ -8,7 +8,7 @@ import { azureProvider } from '../../src/providers/azure/index.ts';
 import { elevenLabsProvider } from '../../src/providers/elevenlabs/index.ts';
 import { openAiCompatibleProviders } from '../../src/providers/openai/index.ts';
 import type { ProviderFactory } from '../../src/providers/provider-adapter.ts';
-import { speech as elevenLabsSpeech } from '../fakes/elevenlabs/elevenlabs-requests.ts';
+import { speech as elevenLabsSpeech, errorScenario } from '../fakes/elevenlabs/elevenlabs-requests.ts';
 import {
   type ElevenLabsScenario,
   FAKE_API_KEY,
@@ -19,6 +19,7 @@ import {
   type SpeechScenario as OpenAiSpeechScenario,
   type RecordedAudioRequest,
 } from '../fakes/fake-openai-audio-server.ts';
+import { suiteUpstream } from '../support/capability-suite-kit.ts';
 import { runSpeechAdapterSuite, type SpeechScenario } from '../support/speech-adapter-suite.ts';
 
 /** Bytes the OpenAI fake still holds back when it stalls or breaks (it announces the whole length). */
@@ -42,15 +43,7 @@ function toOpenAi(scenario: SpeechScenario): OpenAiSpeechScenario {
 
 async function startOpenAiAudio() {
   const server = await FakeOpenAiAudioServer.start();
-  return {
-    get origin() {
-      return server.origin;
-    },
-    requests: server.requests,
-    enqueue: (scenario: SpeechScenario) => server.speech.push(toOpenAi(scenario)),
-    reset: () => server.reset(),
-    close: () => server.close(),
-  };
+  return suiteUpstream(server, (scenario: SpeechScenario) => server.speech.push(toOpenAi(scenario)));
 }
 
 const openAiStyle = {
@@ -93,14 +86,6 @@ runSpeechAdapterSuite({
   },
 });
 
-/** An error body of the fake ElevenLabs API for a status (each carries its secret marker). */
-const elevenLabsErrorFixture = (status: number) =>
-  status === 401
-    ? 'error-invalid-api-key.json'
-    : status === 400
-      ? 'error-validation.json'
-      : 'error-concurrency.json';
-
 function toElevenLabs(scenario: SpeechScenario): ElevenLabsScenario {
   switch (scenario.kind) {
     case 'audio':
@@ -110,14 +95,7 @@ function toElevenLabs(scenario: SpeechScenario): ElevenLabsScenario {
     case 'break':
       return { kind: 'break-audio', pieces: scenario.pieces };
     case 'error':
-      return {
-        kind: 'error',
-        status: scenario.status,
-        fixture: elevenLabsErrorFixture(scenario.status),
-        ...(scenario.retryAfterSeconds !== undefined
-          ? { retryAfterSeconds: scenario.retryAfterSeconds }
-          : {}),
-      };
+      return errorScenario(scenario);
     case 'not-audio':
       return { kind: 'json-instead-of-audio' };
   }
@@ -128,15 +106,7 @@ runSpeechAdapterSuite({
   factory: elevenLabsProvider,
   async startUpstream() {
     const server = await FakeElevenLabsServer.start();
-    return {
-      get origin() {
-        return server.origin;
-      },
-      requests: server.requests,
-      enqueue: (scenario: SpeechScenario) => server.enqueue(toElevenLabs(scenario)),
-      reset: () => server.reset(),
-      close: () => server.close(),
-    };
+    return suiteUpstream(server, (scenario: SpeechScenario) => server.enqueue(toElevenLabs(scenario)));
   },
   params: (origin) => ({ model: 'eleven_multilingual_v2', api_base: origin, api_key: FAKE_API_KEY }),
   request: elevenLabsSpeech(),

@@ -8,6 +8,7 @@ import { azureProvider } from '../../src/providers/azure/index.ts';
 import { elevenLabsProvider } from '../../src/providers/elevenlabs/index.ts';
 import { openAiCompatibleProviders } from '../../src/providers/openai/index.ts';
 import type { ProviderFactory } from '../../src/providers/provider-adapter.ts';
+import { errorScenario } from '../fakes/elevenlabs/elevenlabs-requests.ts';
 import {
   type ElevenLabsScenario,
   FAKE_API_KEY,
@@ -19,6 +20,7 @@ import {
   type TranscriptionScenario as OpenAiTranscriptionScenario,
   type RecordedAudioRequest,
 } from '../fakes/fake-openai-audio-server.ts';
+import { suiteUpstream } from '../support/capability-suite-kit.ts';
 import {
   runTranscriptionAdapterSuite,
   type TranscriptionScenario,
@@ -38,15 +40,9 @@ function toOpenAi(scenario: TranscriptionScenario): OpenAiTranscriptionScenario 
 const openAiStyle = {
   async startUpstream() {
     const server = await FakeOpenAiAudioServer.start();
-    return {
-      get origin() {
-        return server.origin;
-      },
-      requests: server.requests,
-      enqueue: (scenario: TranscriptionScenario) => server.transcriptions.push(toOpenAi(scenario)),
-      reset: () => server.reset(),
-      close: () => server.close(),
-    };
+    return suiteUpstream(server, (scenario: TranscriptionScenario) =>
+      server.transcriptions.push(toOpenAi(scenario)),
+    );
   },
   uploadOf(seen: unknown) {
     const request = seen as RecordedAudioRequest;
@@ -90,25 +86,10 @@ runTranscriptionAdapterSuite({
   },
 });
 
-/** An error body of the fake ElevenLabs API for a status (each carries its secret marker). */
-const elevenLabsErrorFixture = (status: number) =>
-  status === 401
-    ? 'error-invalid-api-key.json'
-    : status === 400
-      ? 'error-validation.json'
-      : 'error-concurrency.json';
-
 function toElevenLabs(scenario: TranscriptionScenario): ElevenLabsScenario {
   switch (scenario.kind) {
     case 'error':
-      return {
-        kind: 'error',
-        status: scenario.status,
-        fixture: elevenLabsErrorFixture(scenario.status),
-        ...(scenario.retryAfterSeconds !== undefined
-          ? { retryAfterSeconds: scenario.retryAfterSeconds }
-          : {}),
-      };
+      return errorScenario(scenario);
     case 'malformed':
       return { kind: 'json-instead-of-audio' };
     case 'hang':
@@ -121,15 +102,7 @@ runTranscriptionAdapterSuite({
   factory: elevenLabsProvider,
   async startUpstream() {
     const server = await FakeElevenLabsServer.start();
-    return {
-      get origin() {
-        return server.origin;
-      },
-      requests: server.requests,
-      enqueue: (scenario: TranscriptionScenario) => server.enqueue(toElevenLabs(scenario)),
-      reset: () => server.reset(),
-      close: () => server.close(),
-    };
+    return suiteUpstream(server, (scenario: TranscriptionScenario) => server.enqueue(toElevenLabs(scenario)));
   },
   params: (origin) => ({ model: 'scribe_v1', api_base: origin, api_key: FAKE_API_KEY }),
   expectEndpoint(seen) {

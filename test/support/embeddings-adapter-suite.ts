@@ -5,20 +5,17 @@
  * with `fakeVector(text)` (and, when the provider reports tokens, `fakeTokens(text)` of them), so order,
  * batching, encoding, usage and failures are checked with one set of rules.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EmbeddingRequest } from '../../src/canonical/modalities.ts';
 import { GatewayError } from '../../src/lib/gateway-error.ts';
-import type {
-  DeploymentSettings,
-  EmbeddingsCapability,
-  ProviderFactory,
-} from '../../src/providers/provider-adapter.ts';
+import type { ProviderFactory } from '../../src/providers/provider-adapter.ts';
 import {
   base64ToFloats,
   encodeEmbeddingResponse,
 } from '../../src/wire/embeddings/encode-embedding-response.ts';
 import type { RecordedRequest } from '../fakes/loopback-server.ts';
-import { failure, settingsFor, waitUntil } from './provider-adapter-suite.ts';
+import { capabilityUnderTest, type SuiteUpstream } from './capability-suite-kit.ts';
+import { failure, waitUntil } from './provider-adapter-suite.ts';
 
 /** What a fake embeddings upstream answers to one call besides its vectors (the default). */
 export type EmbeddingScenario =
@@ -31,13 +28,7 @@ export type EmbeddingScenario =
   /** Accepts the call and never answers. */
   | { kind: 'hang' };
 
-export interface FakeEmbeddingsUpstream {
-  readonly origin: string;
-  readonly requests: RecordedRequest[];
-  enqueue(...scenarios: EmbeddingScenario[]): void;
-  reset(): void;
-  close(): Promise<void>;
-}
+export type FakeEmbeddingsUpstream = SuiteUpstream<EmbeddingScenario, RecordedRequest>;
 
 export interface EmbeddingsAdapterCase {
   name: string;
@@ -92,41 +83,22 @@ async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
 
 export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): void {
   describe(`embeddings capability conformance: ${adapterCase.name}`, () => {
-    let upstream: FakeEmbeddingsUpstream;
-    let embeddings: EmbeddingsCapability;
-    let close: () => Promise<void>;
+    const tested = capabilityUnderTest(adapterCase, 'embeddings', (adapter) => adapter.embeddings);
     const request = (input: EmbeddingRequest['input'], extra: Partial<EmbeddingRequest> = {}) => ({
       model: String(adapterCase.params('http://127.0.0.1:1').model),
       input,
       ...extra,
     });
-    const make = (overrides: Partial<DeploymentSettings['timeouts']> = {}) => {
-      const adapter = adapterCase.factory.create(settingsFor(adapterCase.params(upstream.origin), overrides));
-      if (!adapter.embeddings) throw new Error('the adapter declares no embeddings capability');
-      return { embeddings: adapter.embeddings, close: () => adapter.close() };
-    };
-
-    beforeAll(async () => {
-      upstream = await adapterCase.startUpstream();
-      ({ embeddings, close } = make());
-    });
-    afterAll(async () => {
-      await close?.();
-      await upstream?.close();
-    });
-    beforeEach(() => upstream.reset());
-
-    it('accepts its own params', () => {
-      expect(adapterCase.factory.validate(adapterCase.params('http://127.0.0.1:1'))).toEqual([]);
-    });
+    const embed = (input: EmbeddingRequest['input'], extra?: Partial<EmbeddingRequest>) =>
+      tested.capability.embed(request(input, extra), context());
 
     it('embeds a list of texts in input order, sending them to the right path with credentials', async () => {
       const texts = ['first text', 'B', 'the third one'];
-      const { response, usage } = await embeddings.embed(request(texts), context());
+      const { response, usage } = await embed(texts);
       expect(response.data.map((item) => item.index)).toEqual([0, 1, 2]);
       expect(response.data.map((item) => floatsOf(item.embedding))).toEqual(texts.map(fakeVector));
-      expect(upstream.requests.flatMap((seen) => adapterCase.textsOf(seen))).toEqual(texts);
-      for (const seen of upstream.requests) adapterCase.expectEndpoint(seen);
+      expect(tested.upstream.requests.flatMap((seen) => adapterCase.textsOf(seen))).toEqual(texts);
+      for (const seen of tested.upstream.requests) adapterCase.expectEndpoint(seen);
       const tokens = texts.reduce((sum, text) => sum + fakeTokens(text), 0);
       if (adapterCase.reportsTokens) {
         expect(usage).toEqual({ prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens });
@@ -138,7 +110,7 @@ export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): v
     });
 
     it('embeds a single string as one input', async () => {
-      const { response } = await embeddings.embed(request('just one'), context());
+      const { response } = await embed('just one');
       expect(response.data).toHaveLength(1);
       expect(response.data[0]).toMatchObject({ object: 'embedding', index: 0 });
       expect(floatsOf(response.data[0]!.embedding)).toEqual(fakeVector('just one'));
@@ -149,25 +121,25 @@ export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): v
       it('splits more texts than one call takes into several calls, keeping input order', async () => {
         const count = batchSize * 2 + 1;
         const texts = Array.from({ length: count }, (_, index) => `${'x'.repeat(index % 7)}text ${index}`);
-        const { response } = await embeddings.embed(request(texts), context());
-        expect(upstream.requests).toHaveLength(3);
+        const { response } = await embed(texts);
+        expect(tested.upstream.requests).toHaveLength(3);
         expect(response.data.map((item) => floatsOf(item.embedding))).toEqual(texts.map(fakeVector));
         expect(response.data.map((item) => item.index)).toEqual(texts.map((_, index) => index));
       });
     } else {
       it('sends every input in one call, up to the 2048 a request may hold, keeping input order', async () => {
         const texts = Array.from({ length: 2048 }, (_, index) => `${'x'.repeat(index % 7)}text ${index}`);
-        const { response } = await embeddings.embed(request(texts), context());
-        expect(upstream.requests).toHaveLength(1);
+        const { response } = await embed(texts);
+        expect(tested.upstream.requests).toHaveLength(1);
         expect(response.data.map((item) => floatsOf(item.embedding))).toEqual(texts.map(fakeVector));
       });
     }
 
     it("answers the caller's encoding through the wire encoder, asking upstream as the adapter declares", async () => {
       for (const encoding of ['float', 'base64', undefined] as const) {
-        upstream.reset();
+        tested.upstream.reset();
         const asked = request(['alpha', 'beta'], encoding ? { encoding_format: encoding } : {});
-        const result = await embeddings.embed(asked, context());
+        const result = await tested.capability.embed(asked, context());
         const answer = JSON.parse(encodeEmbeddingResponse(result, asked)) as {
           data: Array<{ embedding: number[] | string }>;
           model: string;
@@ -177,7 +149,7 @@ export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): v
         else expect(vectors.every(Array.isArray)).toBe(true);
         expect(vectors.map(floatsOf)).toEqual([fakeVector('alpha'), fakeVector('beta')]);
         expect(answer.model).toBe(asked.model);
-        const sent = upstream.requests[0]!.body;
+        const sent = tested.upstream.requests[0]!.body;
         if ((adapterCase.upstreamEncoding ?? 'none') === 'none')
           expect(JSON.stringify(sent)).not.toContain('base64');
         else
@@ -190,8 +162,8 @@ export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): v
     if (adapterCase.takesTokenArrays) {
       it('sends token arrays upstream as they came, one vector each', async () => {
         const input = [[1, 2], [3]];
-        const { response } = await embeddings.embed(request(input), context());
-        expect(adapterCase.textsOf(upstream.requests[0]!)).toEqual(input);
+        const { response } = await embed(input);
+        expect(adapterCase.textsOf(tested.upstream.requests[0]!)).toEqual(input);
         expect(response.data).toHaveLength(2);
       });
     } else {
@@ -200,68 +172,71 @@ export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): v
           [1, 2, 3],
           [[1, 2], [3]],
         ] as EmbeddingRequest['input'][]) {
-          const error = await refusal(embeddings.embed(request(input), context()));
+          const error = await refusal(embed(input));
           expect(error).toMatchObject({ status: 400, param: 'input' });
         }
-        expect(upstream.requests).toHaveLength(0);
+        expect(tested.upstream.requests).toHaveLength(0);
       });
     }
 
     it('classifies 5xx, 408 and 429 as retryable and 400, 401, 403, 404 as not', async () => {
       for (const status of [500, 503, 408, 429]) {
-        upstream.enqueue({ kind: 'error', status });
-        expect((await failure(embeddings.embed(request(['a']), context()))).retryable, String(status)).toBe(
-          true,
-        );
+        tested.upstream.enqueue({ kind: 'error', status });
+        expect((await failure(embed(['a']))).retryable, String(status)).toBe(true);
       }
       for (const status of [400, 401, 403, 404]) {
-        upstream.enqueue({ kind: 'error', status });
-        const error = await failure(embeddings.embed(request(['a']), context()));
+        tested.upstream.enqueue({ kind: 'error', status });
+        const error = await failure(embed(['a']));
         expect(error).toMatchObject({ kind: 'status', status, retryable: false });
       }
     });
 
     it('reads the retry hint of a 429 and never relays the error body', async () => {
-      upstream.enqueue({ kind: 'error', status: 429, retryAfterSeconds: 7, secret: 'sk-upstream-leak' });
-      const error = await failure(embeddings.embed(request(['a']), context()));
+      tested.upstream.enqueue({
+        kind: 'error',
+        status: 429,
+        retryAfterSeconds: 7,
+        secret: 'sk-upstream-leak',
+      });
+      const error = await failure(embed(['a']));
       expect(error).toMatchObject({ kind: 'status', status: 429, retryable: true });
       if (adapterCase.sendsRetryAfter) expect(error.retryAfterMs).toBe(7_000);
       expect(JSON.stringify({ ...error, message: error.message })).not.toContain('sk-upstream-leak');
     });
 
     it('treats an answer that is not the wire format, or misses a vector, as a protocol error', async () => {
-      upstream.enqueue({ kind: 'garbage' });
-      expect(await failure(embeddings.embed(request(['a', 'b']), context()))).toMatchObject({
+      tested.upstream.enqueue({ kind: 'garbage' });
+      expect(await failure(embed(['a', 'b']))).toMatchObject({
         kind: 'protocol',
         retryable: true,
       });
-      upstream.enqueue({ kind: 'short-embeddings' });
-      expect(await failure(embeddings.embed(request(['a', 'b']), context()))).toMatchObject({
+      tested.upstream.enqueue({ kind: 'short-embeddings' });
+      expect(await failure(embed(['a', 'b']))).toMatchObject({
         kind: 'protocol',
       });
     });
 
     it('fails the whole request when one of its calls fails', async () => {
       const texts = Array.from({ length: (adapterCase.batchSize ?? 1) + 1 }, (_, index) => `t${index}`);
-      upstream.enqueue({ kind: 'error', status: 500 });
-      const error = await failure(embeddings.embed(request(texts), context()));
+      tested.upstream.enqueue({ kind: 'error', status: 500 });
+      const error = await failure(embed(texts));
       expect(error).toMatchObject({ status: 500, retryable: true });
     });
 
     it('aborts the upstream call when the caller goes away', async () => {
-      upstream.enqueue({ kind: 'hang' });
+      tested.upstream.enqueue({ kind: 'hang' });
       const controller = new AbortController();
-      const pending = embeddings.embed(request(['a']), { signal: controller.signal, requestId: 'r' });
-      await waitUntil(() => upstream.requests.length === 1);
+      const pending = tested.capability.embed(request(['a']), { signal: controller.signal, requestId: 'r' });
+      await waitUntil(() => tested.upstream.requests.length === 1);
       controller.abort();
       expect((await failure(pending)).kind).toBe('aborted');
-      await waitUntil(() => upstream.requests[0]!.aborted);
+      await waitUntil(() => tested.upstream.requests[0]!.aborted);
     });
 
     it('times out an upstream that sends no headers, as a retryable timeout', async () => {
-      const impatient = make({ headersMs: 150, totalMs: 150 });
-      upstream.enqueue({ kind: 'hang' });
-      const error = await failure(impatient.embeddings.embed(request(['a']), context()));
+      const impatient = tested.make({ headersMs: 150, totalMs: 150 });
+      tested.upstream.enqueue({ kind: 'hang' });
+      const error = await failure(impatient.capability.embed(request(['a']), context()));
       expect(error).toMatchObject({ kind: 'timeout', retryable: true });
       await impatient.close();
     });

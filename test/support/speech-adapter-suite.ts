@@ -6,15 +6,17 @@
  * error, and a caller who leaves aborts the upstream call. Each provider brings its fake upstream
  * behind one scenario vocabulary.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SpeechRequest } from '../../src/canonical/modalities.ts';
-import type {
-  DeploymentSettings,
-  ProviderFactory,
-  SpeechCapability,
-} from '../../src/providers/provider-adapter.ts';
+import type { ProviderFactory } from '../../src/providers/provider-adapter.ts';
 import { UpstreamError } from '../../src/providers/upstream-error.ts';
-import { failure, settingsFor, waitUntil } from './provider-adapter-suite.ts';
+import {
+  capabilityUnderTest,
+  type ErrorScenario,
+  itClassifiesErrorStatuses,
+  type SuiteUpstream,
+} from './capability-suite-kit.ts';
+import { failure, waitUntil } from './provider-adapter-suite.ts';
 
 /** What a fake speech upstream answers to one call. */
 export type SpeechScenario =
@@ -25,18 +27,11 @@ export type SpeechScenario =
   /** These audio pieces, then the connection is destroyed. */
   | { kind: 'break'; pieces: Buffer[] }
   /** An error status with the provider's error body (carrying the case's secret). */
-  | { kind: 'error'; status: number; retryAfterSeconds?: number }
+  | ErrorScenario
   /** 200 with JSON instead of audio. */
   | { kind: 'not-audio' };
 
-export interface FakeSpeechUpstream {
-  readonly origin: string;
-  /** Each call received, with whether the caller left before the answer ended. */
-  readonly requests: ReadonlyArray<{ aborted: boolean }>;
-  enqueue(scenario: SpeechScenario): void;
-  reset(): void;
-  close(): Promise<void>;
-}
+export type FakeSpeechUpstream = SuiteUpstream<SpeechScenario>;
 
 export interface SpeechAdapterCase {
   name: string;
@@ -54,37 +49,18 @@ export interface SpeechAdapterCase {
   sendsRetryAfter: boolean;
 }
 
-const context = (signal = new AbortController().signal, deadline?: number) => ({
-  signal,
+const context = (signal?: AbortSignal, deadline?: number) => ({
+  signal: signal ?? new AbortController().signal,
   requestId: 'req-speech',
   ...(deadline !== undefined ? { deadline } : {}),
 });
 
 export function runSpeechAdapterSuite(adapterCase: SpeechAdapterCase): void {
   describe(`speech capability conformance: ${adapterCase.name}`, () => {
-    let upstream: FakeSpeechUpstream;
-    let speech: SpeechCapability;
-    let close: () => Promise<void>;
-    const make = (overrides: Partial<DeploymentSettings['timeouts']> = {}) => {
-      const adapter = adapterCase.factory.create(settingsFor(adapterCase.params(upstream.origin), overrides));
-      if (!adapter.speech) throw new Error('the adapter declares no speech capability');
-      return { speech: adapter.speech, close: () => adapter.close() };
-    };
+    const tested = capabilityUnderTest(adapterCase, 'speech', (adapter) => adapter.speech);
     const request = (input = adapterCase.request.input) => ({ ...adapterCase.request, input });
-
-    beforeAll(async () => {
-      upstream = await adapterCase.startUpstream();
-      ({ speech, close } = make());
-    });
-    afterAll(async () => {
-      await close?.();
-      await upstream?.close();
-    });
-    beforeEach(() => upstream.reset());
-
-    it('accepts its own params', () => {
-      expect(adapterCase.factory.validate(adapterCase.params('http://127.0.0.1:1'))).toEqual([]);
-    });
+    const speak = (input?: string, signal?: AbortSignal, deadline?: number) =>
+      tested.capability.speak(request(input), context(signal, deadline));
 
     it('hands on the audio bytes in order and bills the code points of input', async () => {
       const pieces = [
@@ -92,40 +68,40 @@ export function runSpeechAdapterSuite(adapterCase: SpeechAdapterCase): void {
         Buffer.from([0, 1, 2, 0x0d, 0x0a]),
         Buffer.from('end'),
       ];
-      upstream.enqueue({ kind: 'audio', pieces });
+      tested.upstream.enqueue({ kind: 'audio', pieces });
       const input = 'Grüße 😀 ok';
-      const result = await speech.speak(request(input), context());
+      const result = await speak(input);
       expect(result.units).toEqual({ characters: 10 });
       const received: Buffer[] = [];
       for await (const chunk of result.audio) received.push(chunk);
       expect(Buffer.concat(received)).toEqual(Buffer.concat(pieces));
-      adapterCase.expectEndpoint((upstream.requests as unknown[])[0], input);
+      adapterCase.expectEndpoint((tested.upstream.requests as unknown[])[0], input);
     });
 
     it('hands on the first bytes while the upstream still holds the rest (streamed, not collected)', async () => {
-      upstream.enqueue({ kind: 'stall', pieces: [Buffer.from('first audio bytes')] });
+      tested.upstream.enqueue({ kind: 'stall', pieces: [Buffer.from('first audio bytes')] });
       const controller = new AbortController();
-      const result = await speech.speak(request(), context(controller.signal));
+      const result = await speak(undefined, controller.signal);
       const iterator = result.audio[Symbol.asyncIterator]();
       const first = await iterator.next();
       expect(first.done).toBe(false);
       expect(first.value.toString('latin1')).toContain('first audio bytes');
       controller.abort();
       await iterator.return?.();
-      await waitUntil(() => upstream.requests[0]!.aborted);
+      await waitUntil(() => tested.upstream.requests[0]!.aborted);
     });
 
     it('holds the first audio bytes to the request deadline: none in time is a retryable timeout', async () => {
-      upstream.enqueue({ kind: 'stall', pieces: [] });
-      const result = await speech.speak(request(), context(undefined, Date.now() + 200));
+      tested.upstream.enqueue({ kind: 'stall', pieces: [] });
+      const result = await speak(undefined, undefined, Date.now() + 200);
       const error = await failure(drain(result.audio));
       expect(error).toMatchObject({ kind: 'timeout', retryable: true });
-      await waitUntil(() => upstream.requests[0]!.aborted);
+      await waitUntil(() => tested.upstream.requests[0]!.aborted);
     });
 
     it('ends the audio with an UpstreamError when the connection breaks mid-answer', async () => {
-      upstream.enqueue({ kind: 'break', pieces: [Buffer.from('partial audio')] });
-      const result = await speech.speak(request(), context());
+      tested.upstream.enqueue({ kind: 'break', pieces: [Buffer.from('partial audio')] });
+      const result = await speak();
       const received: Buffer[] = [];
       let error: unknown;
       try {
@@ -137,43 +113,30 @@ export function runSpeechAdapterSuite(adapterCase: SpeechAdapterCase): void {
       expect(Buffer.concat(received).toString('latin1')).toContain('partial audio');
     });
 
-    it('classifies 5xx and 429 as retryable and 400, 401 as not, never keeping the body', async () => {
-      for (const status of [500, 503, 429, 400, 401]) {
-        upstream.enqueue({ kind: 'error', status });
-        const error = await failure(speech.speak(request(), context()));
-        expect(error, String(status)).toMatchObject({
-          kind: 'status',
-          status,
-          retryable: status >= 500 || status === 429,
-        });
-        expect(JSON.stringify({ ...error, message: error.message })).not.toContain(adapterCase.secret);
-      }
-    });
-
-    it("reads a 429's retry hint", async () => {
-      upstream.enqueue({ kind: 'error', status: 429, retryAfterSeconds: 7 });
-      const error = await failure(speech.speak(request(), context()));
-      if (adapterCase.sendsRetryAfter) expect(error.retryAfterMs).toBe(7_000);
-      else expect(error.retryable).toBe(true);
-    });
+    itClassifiesErrorStatuses(() => ({
+      enqueue: (scenario) => tested.upstream.enqueue(scenario),
+      fail: () => failure(speak()),
+      secret: adapterCase.secret,
+      sendsRetryAfter: adapterCase.sendsRetryAfter,
+    }));
 
     it('refuses an answer that is not audio as a retryable protocol error', async () => {
-      upstream.enqueue({ kind: 'not-audio' });
-      expect(await failure(speech.speak(request(), context()))).toMatchObject({
+      tested.upstream.enqueue({ kind: 'not-audio' });
+      expect(await failure(speak())).toMatchObject({
         kind: 'protocol',
         retryable: true,
       });
     });
 
     it('aborts the upstream call when the caller leaves while the audio streams', async () => {
-      upstream.enqueue({ kind: 'stall', pieces: [Buffer.from('some audio')] });
+      tested.upstream.enqueue({ kind: 'stall', pieces: [Buffer.from('some audio')] });
       const controller = new AbortController();
-      const result = await speech.speak(request(), context(controller.signal));
+      const result = await speak(undefined, controller.signal);
       const pending = drain(result.audio);
-      await waitUntil(() => upstream.requests.length === 1);
+      await waitUntil(() => tested.upstream.requests.length === 1);
       controller.abort();
       expect((await failure(pending)).kind).toBe('aborted');
-      await waitUntil(() => upstream.requests[0]!.aborted);
+      await waitUntil(() => tested.upstream.requests[0]!.aborted);
     });
   });
 }

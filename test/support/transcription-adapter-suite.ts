@@ -6,37 +6,32 @@
  * an answer that is not a transcript is a protocol error, a silent upstream times out, and a caller
  * who leaves aborts the upstream call. Each provider brings its fake upstream behind one vocabulary.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type {
   TranscriptionFormat,
   TranscriptionRequest,
   UploadedFile,
 } from '../../src/canonical/modalities.ts';
-import type {
-  DeploymentSettings,
-  ProviderFactory,
-  TranscriptionCapability,
-} from '../../src/providers/provider-adapter.ts';
+import type { ProviderFactory } from '../../src/providers/provider-adapter.ts';
 import { encodeTranscription } from '../../src/wire/audio/encode-transcription.ts';
-import { failure, settingsFor, waitUntil } from './provider-adapter-suite.ts';
+import {
+  capabilityUnderTest,
+  type ErrorScenario,
+  itClassifiesErrorStatuses,
+  type SuiteUpstream,
+} from './capability-suite-kit.ts';
+import { failure, waitUntil } from './provider-adapter-suite.ts';
 
 /** What a fake transcription upstream answers to one call besides its transcript (the default). */
 export type TranscriptionScenario =
   /** An error status with the provider's error body (carrying the case's secret). */
-  | { kind: 'error'; status: number; retryAfterSeconds?: number }
+  | ErrorScenario
   /** 200 with a body that is not the provider's transcript. */
   | { kind: 'malformed' }
   /** Reads the upload and never answers. */
   | { kind: 'hang' };
 
-export interface FakeTranscriptionUpstream {
-  readonly origin: string;
-  /** Each call received, with whether the caller left before the answer ended. */
-  readonly requests: ReadonlyArray<{ aborted: boolean }>;
-  enqueue(scenario: TranscriptionScenario): void;
-  reset(): void;
-  close(): Promise<void>;
-}
+export type FakeTranscriptionUpstream = SuiteUpstream<TranscriptionScenario>;
 
 export interface TranscriptionAdapterCase {
   name: string;
@@ -74,14 +69,7 @@ const context = (signal = new AbortController().signal) => ({ signal, requestId:
 
 export function runTranscriptionAdapterSuite(adapterCase: TranscriptionAdapterCase): void {
   describe(`transcription capability conformance: ${adapterCase.name}`, () => {
-    let upstream: FakeTranscriptionUpstream;
-    let transcription: TranscriptionCapability;
-    let close: () => Promise<void>;
-    const make = (overrides: Partial<DeploymentSettings['timeouts']> = {}) => {
-      const adapter = adapterCase.factory.create(settingsFor(adapterCase.params(upstream.origin), overrides));
-      if (!adapter.transcription) throw new Error('the adapter declares no transcription capability');
-      return { transcription: adapter.transcription, close: () => adapter.close() };
-    };
+    const tested = capabilityUnderTest(adapterCase, 'transcription', (adapter) => adapter.transcription);
     const request = (
       format: TranscriptionFormat = 'verbose_json',
       extra: Partial<TranscriptionRequest> = {},
@@ -92,24 +80,12 @@ export function runTranscriptionAdapterSuite(adapterCase: TranscriptionAdapterCa
       extra: [],
       ...extra,
     });
-
-    beforeAll(async () => {
-      upstream = await adapterCase.startUpstream();
-      ({ transcription, close } = make());
-    });
-    afterAll(async () => {
-      await close?.();
-      await upstream?.close();
-    });
-    beforeEach(() => upstream.reset());
-
-    it('accepts its own params', () => {
-      expect(adapterCase.factory.validate(adapterCase.params('http://127.0.0.1:1'))).toEqual([]);
-    });
+    const transcribe = (format?: TranscriptionFormat, extra?: Partial<TranscriptionRequest>) =>
+      tested.capability.transcribe(request(format, extra), context());
 
     it("uploads the file byte for byte (NUL, 0xFF, CRLF, a boundary-like --) with the caller's language", async () => {
-      await transcription.transcribe(request('json', { language: 'en' }), context());
-      const seen = (upstream.requests as unknown[])[0];
+      await transcribe('json', { language: 'en' });
+      const seen = (tested.upstream.requests as unknown[])[0];
       adapterCase.expectEndpoint(seen);
       const { bytes, fields } = adapterCase.uploadOf(seen);
       expect(bytes).toEqual(AWKWARD_AUDIO);
@@ -117,10 +93,10 @@ export function runTranscriptionAdapterSuite(adapterCase: TranscriptionAdapterCa
     });
 
     it('answers json and verbose_json through the wire encoder, billing the seconds it covers', async () => {
-      const json = await transcription.transcribe(request('json'), context());
+      const json = await transcribe('json');
       const text = (JSON.parse(encodeTranscription(json, 'json').body) as { text?: unknown }).text;
       expect(typeof text === 'string' && text.length > 0).toBe(true);
-      const verbose = await transcription.transcribe(request('verbose_json'), context());
+      const verbose = await transcribe('verbose_json');
       const written = JSON.parse(encodeTranscription(verbose, 'verbose_json').body);
       expect(written).toMatchObject({ text, duration: adapterCase.durationSeconds });
       expect(verbose.units).toEqual({ audioSeconds: adapterCase.durationSeconds });
@@ -128,54 +104,41 @@ export function runTranscriptionAdapterSuite(adapterCase: TranscriptionAdapterCa
 
     it('answers text, srt and vtt through the wire encoder', async () => {
       const written = async (format: TranscriptionFormat) =>
-        encodeTranscription(await transcription.transcribe(request(format), context()), format).body;
+        encodeTranscription(await transcribe(format), format).body;
       expect((await written('text')).trim().length).toBeGreaterThan(0);
       expect(await written('srt')).toMatch(/^1\r?\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}/);
       expect(await written('vtt')).toMatch(/^WEBVTT\r?\n\r?\n(.*\r?\n)?\d\d:\d\d:\d\d\.\d{3} --> /);
     });
 
-    it('classifies 5xx and 429 as retryable and 400, 401 as not, never keeping the body', async () => {
-      for (const status of [500, 503, 429, 400, 401]) {
-        upstream.enqueue({ kind: 'error', status });
-        const error = await failure(transcription.transcribe(request(), context()));
-        expect(error, String(status)).toMatchObject({
-          kind: 'status',
-          status,
-          retryable: status >= 500 || status === 429,
-        });
-        expect(JSON.stringify({ ...error, message: error.message })).not.toContain(adapterCase.secret);
-      }
-    });
-
-    it("reads a 429's retry hint", async () => {
-      upstream.enqueue({ kind: 'error', status: 429, retryAfterSeconds: 7 });
-      const error = await failure(transcription.transcribe(request(), context()));
-      if (adapterCase.sendsRetryAfter) expect(error.retryAfterMs).toBe(7_000);
-      else expect(error.retryable).toBe(true);
-    });
+    itClassifiesErrorStatuses(() => ({
+      enqueue: (scenario) => tested.upstream.enqueue(scenario),
+      fail: () => failure(transcribe()),
+      secret: adapterCase.secret,
+      sendsRetryAfter: adapterCase.sendsRetryAfter,
+    }));
 
     it('refuses an answer that is not a transcript as a retryable protocol error', async () => {
-      upstream.enqueue({ kind: 'malformed' });
-      expect(await failure(transcription.transcribe(request('json'), context()))).toMatchObject({
+      tested.upstream.enqueue({ kind: 'malformed' });
+      expect(await failure(transcribe('json'))).toMatchObject({
         kind: 'protocol',
         retryable: true,
       });
     });
 
     it('aborts the upstream call when the caller leaves', async () => {
-      upstream.enqueue({ kind: 'hang' });
+      tested.upstream.enqueue({ kind: 'hang' });
       const controller = new AbortController();
-      const pending = transcription.transcribe(request(), context(controller.signal));
-      await waitUntil(() => upstream.requests.length === 1);
+      const pending = tested.capability.transcribe(request(), context(controller.signal));
+      await waitUntil(() => tested.upstream.requests.length === 1);
       controller.abort();
       expect((await failure(pending)).kind).toBe('aborted');
-      await waitUntil(() => upstream.requests[0]!.aborted);
+      await waitUntil(() => tested.upstream.requests[0]!.aborted);
     });
 
     it('times out an upstream that answers nothing, as a retryable timeout', async () => {
-      const impatient = make({ headersMs: 150, totalMs: 150 });
-      upstream.enqueue({ kind: 'hang' });
-      const error = await failure(impatient.transcription.transcribe(request(), context()));
+      const impatient = tested.make({ headersMs: 150, totalMs: 150 });
+      tested.upstream.enqueue({ kind: 'hang' });
+      const error = await failure(impatient.capability.transcribe(request(), context()));
       expect(error).toMatchObject({ kind: 'timeout', retryable: true });
       await impatient.close();
     });

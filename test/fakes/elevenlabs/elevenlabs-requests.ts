@@ -3,7 +3,7 @@ import type { SpeechRequest, TranscriptionRequest, UploadedFile } from '../../..
 import { elevenLabsProvider } from '../../../src/providers/elevenlabs/index.ts';
 import type { ProviderAdapter } from '../../../src/providers/provider-adapter.ts';
 import { settingsFor } from '../../support/provider-adapter-suite.ts';
-import { FAKE_API_KEY } from './fake-elevenlabs-server.ts';
+import { type ElevenLabsScenario, FAKE_API_KEY } from './fake-elevenlabs-server.ts';
 
 export const context = () => ({ signal: new AbortController().signal, requestId: 'req-el' });
 
@@ -69,4 +69,20 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error('expected a rejection');
+}
+
+/** The fake ElevenLabs API's error answer of a status, its body from a fixture carrying the secret marker. */
+export function errorScenario(error: { status: number; retryAfterSeconds?: number }): ElevenLabsScenario {
+  const fixture =
+    error.status === 401
+      ? 'error-invalid-api-key.json'
+      : error.status === 400 || error.status === 422
+        ? 'error-validation.json'
+        : 'error-concurrency.json';
+  return {
+    kind: 'error',
+    status: error.status,
+    fixture,
+    ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+  };
 }
