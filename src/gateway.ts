@@ -2,7 +2,7 @@
  * Composition root: turns a validated Config into a running gateway (stores, identity, routing, HTTP
  * app) and knows how to take it down in order. Used by the CLI and by tests that need a real gateway.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createSpendAccounting, type SpendAccountingParts } from './accounting/spend-accounting.ts';
 import { SpendQueries } from './accounting/spend-queries.ts';
 import type { Config } from './config/config.ts';
@@ -23,7 +23,7 @@ import { systemRandom } from './lib/random.ts';
 import { BudgetReconciler } from './limits/budget-reconciler.ts';
 import { CallerAdmission } from './limits/caller-admission.ts';
 import { DeploymentCapacity } from './limits/deployment-capacity.ts';
-import { OutputRequirements, refuseUnsupportedOutputPolicies } from './limits/output-requirements.ts';
+import { startOutputGovernance } from './limits/output-requirements.ts';
 import { startTierPolicies, type TierPolicies } from './limits/tier-policies.ts';
 import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
@@ -45,9 +45,8 @@ import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
+import { createSharedStore } from './store/shared/create-shared-store.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
-import { readRedisServerFacts } from './store/shared/redis-output-requirements.ts';
-import { RedisSharedStore } from './store/shared/redis-shared-store.ts';
 import type { SharedStore } from './store/shared/shared-store.ts';
 
 export interface GatewayOptions {
@@ -95,13 +94,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     general.telemetry_database_url === general.database_url
       ? database
       : await openDatabase(general.telemetry_database_url, general.database_pool_size, options);
-  const store = await createSharedStore(
-    config,
+  const store = await createSharedStore(general, {
     clock,
-    options.storePrefix ?? general.redis_key_prefix,
-    logger,
-    options.storeClock,
-  );
+    prefix: options.storePrefix ?? general.redis_key_prefix,
+    warn: (message) => logger.warn(message),
+    ...(options.storeClock ? { storeClock: options.storeClock } : {}),
+  });
   const salt =
     general.salt_key ??
     (await new SettingsRepository(database.db).getOrCreate(
@@ -123,7 +121,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     sources: config.tier_mode_sources,
     logger,
   });
-  const outputRequirements = await startOutputGovernance(config, database, store, tierPolicies, logger);
+  const outputRequirements = await startOutputGovernance({
+    config,
+    db: database.db,
+    store,
+    tierPolicies,
+    logger,
+  });
   await listenForInvalidations(store, [
     { invalidate: (targets) => authenticator.invalidate(targets), resync: () => authenticator.clear() },
     { invalidate: (targets) => tierPolicies.invalidate(targets), resync: () => void tierPolicies.refresh() },
@@ -327,61 +331,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await database.close();
     },
   };
-}
-
-/**
- * Output-token governance at start (spec output rules 10, 12): refuses stored output policies under
- * settings that break them (naming each setting), and creates the store epoch marker when it is
- * absent, so only its later loss (a flush, restore or failover) pauses governed requests.
- */
-async function startOutputGovernance(
-  config: Config,
-  database: Database,
-  store: SharedStore,
-  tiers: TierPolicies,
-  logger: Logger,
-): Promise<OutputRequirements> {
-  const requirements = new OutputRequirements({
-    storeKind: store.kind,
-    degradedMode: config.general_settings.redis_degraded_mode,
-    ...(store instanceof RedisSharedStore
-      ? { readFacts: () => readRedisServerFacts(store.client, 2_000) }
-      : {}),
-  });
-  await refuseUnsupportedOutputPolicies({
-    requirements,
-    db: database.db,
-    tiers,
-    logger,
-    source: config.source,
-  });
-  if (store.kind === 'redis') {
-    await store.ensureOutputEpoch(randomUUID()).catch((error: unknown) => {
-      logger.warn({ err: error }, 'the output-token epoch marker could not be checked at start');
-    });
-  }
-  return requirements;
-}
-
-async function createSharedStore(
-  config: Config,
-  clock: Clock,
-  prefix: string,
-  logger: Logger,
-  storeClock: Clock | undefined,
-): Promise<SharedStore> {
-  const general = config.general_settings;
-  if (!general.redis_url) return new MemorySharedStore(clock);
-  const store = new RedisSharedStore({
-    url: general.redis_url,
-    prefix,
-    commandTimeoutMs: general.redis_command_timeout_ms,
-    ...(storeClock ? { clock: storeClock } : {}),
-  });
-  if (!(await store.waitUntilReady(2_000))) {
-    logger.warn('Redis is not reachable yet; readiness reports it and the gateway keeps reconnecting');
-  }
-  return store;
 }
 
 function readinessProbes(

@@ -71,6 +71,8 @@ export class OutputRecorder {
       metrics.outputTpmEvents.inc({ event: 'accounted' });
       this.options.epoch?.observe(recorded.epoch);
       if (recorded.saturated) metrics.outputTpmEvents.inc({ event: 'saturated' });
+      // Another request's unknown usage leaves this scope's remaining capacity unknown too (rule 6).
+      if (recorded.unknown.some(Boolean)) this.known = false;
       // A later minute's counters are the final accounting; an earlier reply never replaces them.
       if (recorded.now >= this.now) {
         this.counts = recorded.counts;

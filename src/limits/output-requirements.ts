@@ -6,12 +6,15 @@
  * writes that would create one are refused with a 409 naming the setting.
  */
 import { type Kysely, sql } from 'kysely';
+import type { Config } from '../config/config.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { ErrorType } from '../lib/error-catalogue.ts';
 import { GatewayError } from '../lib/gateway-error.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
-import type { RedisServerFacts } from '../store/shared/redis-output-requirements.ts';
+import { type RedisServerFacts, readRedisServerFacts } from '../store/shared/redis-output-requirements.ts';
+import { RedisSharedStore } from '../store/shared/redis-shared-store.ts';
+import type { SharedStore } from '../store/shared/shared-store.ts';
 import type { TierPolicySource } from './tier-policies.ts';
 
 export interface RequirementProblem {
@@ -156,4 +159,40 @@ export async function refuseUnsupportedOutputPolicies(options: {
     options.logger.warn(
       'output policies are stored but Redis did not answer at start: its maxmemory-policy and cluster mode were not checked',
     );
+}
+
+/**
+ * Output-token governance at start (spec output rules 10, 12): refuses stored output policies under
+ * settings that break them (naming each setting), and creates the store epoch marker when it is
+ * absent (paused until the next minute, see redis-output-scripts.ts), so a store that lost it, or
+ * never had it, cannot be vouched for by a replica that just started.
+ */
+export async function startOutputGovernance(options: {
+  config: Pick<Config, 'general_settings' | 'source'>;
+  db: Kysely<DatabaseSchema>;
+  store: SharedStore;
+  tierPolicies: TierPolicySource;
+  logger: Logger;
+}): Promise<OutputRequirements> {
+  const { config, store, logger } = options;
+  const requirements = new OutputRequirements({
+    storeKind: store.kind,
+    degradedMode: config.general_settings.redis_degraded_mode,
+    ...(store instanceof RedisSharedStore
+      ? { readFacts: () => readRedisServerFacts(store.client, 2_000) }
+      : {}),
+  });
+  await refuseUnsupportedOutputPolicies({
+    requirements,
+    db: options.db,
+    tiers: options.tierPolicies,
+    logger,
+    source: config.source,
+  });
+  if (store.kind === 'redis') {
+    await store.ensureOutputEpoch().catch((error: unknown) => {
+      logger.warn({ err: error }, 'the output-token epoch marker could not be checked at start');
+    });
+  }
+  return requirements;
 }

@@ -227,6 +227,23 @@ router_settings:
       await expectUnknown(await chat(key));
     });
 
+    it("another request's unknown usage hides remaining capacity from a JSON answer on the same scope (headers)", async () => {
+      clock.set(at('2026-11-23T14:15:00Z'));
+      const key = await gateway.createKey({ output_tpm_limit: 1000 });
+      // A is answered late; meanwhile B's stream breaks and marks the key unknown for the minute.
+      upstream.enqueue({ kind: 'answer', text: words(10), firstByteDelayMs: 400 });
+      upstream.enqueue({ kind: 'break-stream', chunksBeforeFailure: 2 });
+      const first = chat(key);
+      while (upstream.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const broken = await chat(key, 'chat', { stream: true });
+      expect(await broken.text()).not.toContain('[DONE]');
+      await expectUnknown(await chat(key));
+      const answered = await first;
+      expect(answered.status).toBe(200);
+      expect(answered.headers.get('x-ratelimit-limit-output-tokens')).toBe('1000');
+      expect(answered.headers.get('x-ratelimit-remaining-output-tokens')).toBeNull();
+    });
+
     it('a caller that cancels mid-stream marks the scope unknown', async () => {
       clock.set(at('2026-11-23T14:20:00Z'));
       const key = await gateway.createKey({ output_tpm_limit: 1000 });

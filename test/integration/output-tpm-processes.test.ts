@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { OUTPUT_EPOCH_KEY } from '../../src/store/shared/output-counters.ts';
 import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
 import { dropSchema } from '../support/backends.ts';
 import { PrivateRedis } from '../support/private-redis.ts';
@@ -49,6 +50,8 @@ general_settings:
   redis_command_timeout_ms: 2000
 `,
     );
+    // A store that has run a gateway before: a first start would pause governed callers for the minute.
+    await raw.hset(`switchboard:${OUTPUT_EPOCH_KEY}`, { id: 'earlier', until: 0, seq: 0 });
     first = await spawnGateway(['--config', config]);
     second = await spawnGateway(['--config', config]);
   });

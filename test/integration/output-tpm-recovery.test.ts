@@ -26,10 +26,12 @@ describe.runIf(await realBackendsAvailable())('output-token governance across st
   let governed: string;
   let plain: string;
 
-  const start = () =>
+  // `freshStore`: leave a missing epoch marker missing (the test support puts a live one there otherwise).
+  const start = (freshStore = false) =>
     startTestGateway({
       backend,
       clock,
+      freshStore,
       generalSettings: '  redis_degraded_mode: fail_closed\n',
       yaml: `model_list:
   - { model_name: chat, params: { provider: openai, model: up, api_base: "${upstream.baseUrl}", api_key: sk-x }, model_info: { id: chat-1 } }
@@ -87,6 +89,42 @@ describe.runIf(await realBackendsAvailable())('output-token governance across st
     await expectUnavailable(await chat(governed), '1');
     clock.set(at('2026-11-23T12:01:00Z'));
     expect((await chat(governed)).status).toBe(200);
+    expect((await chat(governed)).status).toBe(200);
+  });
+
+  it('a flush is noticed although another replica starts in the same minute (rule 12)', async () => {
+    clock.set(at('2026-11-23T12:03:10Z'));
+    upstream.enqueue({ kind: 'answer', text: 'w '.repeat(1200).trim() });
+    expect((await chat(governed)).status).toBe(200);
+    // 1200 of 1000 recorded: this replica refuses the key until the minute resets.
+    expect((await chat(governed)).status).toBe(429);
+    await raw.flushall();
+    // A replica starting now finds no marker: it must not vouch for the writes the flush took.
+    const replica = await start(true);
+    try {
+      clock.set(at('2026-11-23T12:03:20Z'));
+      await expectUnavailable(await chat(governed), '40');
+      const viaReplica = await fetch(`${replica.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${governed}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      await expectUnavailable(viaReplica, '40');
+      clock.set(at('2026-11-23T12:04:00Z'));
+      expect((await chat(governed)).status).toBe(200);
+    } finally {
+      await replica.close();
+    }
+  });
+
+  it('the first start on a store that never ran a gateway pauses governed callers until the next minute (rule 12)', async () => {
+    await raw.flushall();
+    clock.set(at('2026-11-23T12:04:30Z'));
+    await gateway.close();
+    gateway = await start(true);
+    await expectUnavailable(await chat(governed), '30');
+    expect((await chat(plain)).status).toBe(200);
+    clock.set(at('2026-11-23T12:05:00Z'));
     expect((await chat(governed)).status).toBe(200);
   });
 

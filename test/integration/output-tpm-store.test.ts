@@ -59,7 +59,9 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
     untimed = new RedisSharedStore({ url: TEST_REDIS_URL, prefix, commandTimeoutMs: 1_000 });
     raw = new Redis(TEST_REDIS_URL);
     await Promise.all([store.waitUntilReady(2_000), untimed.waitUntilReady(2_000)]);
-    await store.ensureOutputEpoch(randomUUID());
+    // The store's first start pauses governed callers until the next minute; the tests start after it.
+    clock.set(at('2026-11-23T11:59:30Z'));
+    await store.ensureOutputEpoch();
   });
   afterAll(async () => {
     const keys = await raw.keys(`${prefix}*`);
@@ -177,6 +179,26 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
     expect(await admit(key, 1000)).toMatchObject({ admitted: true, outputs: [0] });
   });
 
+  it("a recording reports each counter's unknown marker of its minute, also one another request set (rule 6)", async () => {
+    clock.set(at('2026-11-23T12:35:10Z'));
+    const key = base();
+    const other = base();
+    expect(await store.recordOutput({ keys: [key, other], amount: 5, receipt: randomUUID() })).toMatchObject({
+      counts: [5, 5],
+      unknown: [false, false],
+    });
+    await store.markOutputUnknown([other]);
+    const receipt = randomUUID();
+    expect(await store.recordOutput({ keys: [key, other], amount: 5, receipt })).toMatchObject({
+      counts: [10, 10],
+      unknown: [false, true],
+    });
+    expect(await store.recordOutput({ keys: [key, other], amount: 5, receipt })).toMatchObject({
+      duplicate: true,
+      unknown: [false, true],
+    });
+  });
+
   it('reads output counters in the admission round trip after every identity check, changing nothing on refusal', async () => {
     clock.set(at('2026-11-23T12:40:00Z'));
     const key = base();
@@ -204,7 +226,7 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
     clock.set(at('2026-11-23T12:50:59Z'));
     expect(await admit(key, 10)).toMatchObject({ output: { state: 'unavailable', until } });
     // A start-up meanwhile does not end the pause: the paused marker is there.
-    expect(await store.ensureOutputEpoch(randomUUID())).toBe(false);
+    expect(await store.ensureOutputEpoch()).toBe(false);
     clock.set(at('2026-11-23T12:51:00Z'));
     expect(await admit(key, 10)).toMatchObject({ admitted: true });
     expect(await raw.hget(prefix + OUTPUT_EPOCH_KEY, 'until')).toBe('0');
@@ -232,9 +254,41 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
     expect(await raw.hget(prefix + OUTPUT_EPOCH_KEY, 'id')).not.toBe(recorded.epoch!.id);
   });
 
+  it('the first start of a store without the marker creates it paused until the next minute (rule 12)', async () => {
+    clock.set(at('2026-11-23T13:10:20Z'));
+    const freshPrefix = `${uniqueName('sbof')}:`;
+    const fresh = new RedisSharedStore({
+      url: TEST_REDIS_URL,
+      prefix: freshPrefix,
+      commandTimeoutMs: 1_000,
+      clock,
+    });
+    try {
+      await fresh.waitUntilReady(2_000);
+      expect(await fresh.ensureOutputEpoch()).toBe(true);
+      const until = minuteOf(at('2026-11-23T13:11:00Z'));
+      expect(await raw.hgetall(freshPrefix + OUTPUT_EPOCH_KEY)).toEqual({
+        id: '',
+        until: String(until),
+        seq: '0',
+      });
+      const request = { checks: [], outputs: [{ key: base(), limit: 10 }], epochId: randomUUID() };
+      expect(await fresh.admit(request)).toMatchObject({
+        admitted: false,
+        output: { state: 'unavailable', until },
+      });
+      clock.set(at('2026-11-23T13:11:00Z'));
+      expect(await fresh.admit(request)).toMatchObject({ admitted: true });
+      expect(await raw.hget(freshPrefix + OUTPUT_EPOCH_KEY, 'id')).toBe(request.epochId);
+    } finally {
+      await raw.del(freshPrefix + OUTPUT_EPOCH_KEY);
+      await fresh.close();
+    }
+  });
+
   it('a restart that finds the epoch marker does not pause (rule 12)', async () => {
     clock.set(at('2026-11-23T13:00:10Z'));
-    expect(await store.ensureOutputEpoch(randomUUID())).toBe(false);
+    expect(await store.ensureOutputEpoch()).toBe(false);
     expect(await admit(base(), 10)).toMatchObject({ admitted: true });
     expect(await raw.pttl(prefix + OUTPUT_EPOCH_KEY)).toBe(-1);
   });
@@ -330,6 +384,23 @@ describe.skipIf(!(await realBackendsAvailable()))('OutputRecorder on Redis', () 
     expect((await metrics.outputTpmEvents.get()).values).toContainEqual(
       expect.objectContaining({ labels: { event: 'accounting_failed' }, value: 1 }),
     );
+  });
+
+  it("another request's unknown usage on the same counter hides this one's remaining capacity (rule 6)", async () => {
+    const { output: first, key } = recorder(store);
+    const second = new OutputRecorder({
+      store,
+      planned: [{ scope: 'key', name: 'key_output_tpm', check: { key, limit: 1000 } }],
+      admitted: { counts: [0], now: clock.now() },
+      metrics: createMetrics({ collectProcessMetrics: false }),
+      logger: pino({ level: 'silent' }),
+    });
+    second.attempt('unknown');
+    await second.flush();
+    first.attempt(100);
+    await first.flush();
+    expect(first.headers['x-ratelimit-limit-output-tokens']).toBe('1000');
+    expect(first.headers).not.toHaveProperty('x-ratelimit-remaining-output-tokens');
   });
 
   it('counts saturation (rule 10)', async () => {

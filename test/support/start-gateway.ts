@@ -2,10 +2,13 @@
  * Starts a complete gateway in this process (the same composition as the CLI) on a free loopback port,
  * from YAML, on a given backend. Returns its base URL and master key and closes everything afterwards.
  */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import pino from 'pino';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import type { Clock } from '../../src/lib/clock.ts';
+import { OUTPUT_EPOCH_KEY } from '../../src/store/shared/output-counters.ts';
 import type { Backend } from './backends.ts';
 
 export interface TestGateway {
@@ -31,6 +34,12 @@ export interface StartOptions {
   logger?: pino.Logger;
   /** Environment variables over process.env, as the configuration loader sees them. */
   env?: Record<string, string>;
+  /**
+   * Start on a Redis store that has never run a gateway: its output epoch marker is absent, so the
+   * start creates it paused and governed callers wait for the next minute. By default the store is
+   * one that has run before (a live marker is put there when none is).
+   */
+  freshStore?: boolean;
 }
 
 const defaultModels = `
@@ -49,6 +58,8 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
     dataDir: '/nonexistent',
     source: 'test',
   });
+  if (options.backend.redisUrl && !options.freshStore)
+    await ensureLiveEpoch(options.backend.redisUrl, options.backend.prefix);
   const gateway = await createGateway({
     config,
     masterKey,
@@ -83,4 +94,22 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
     },
     close: () => gateway.close(1_000),
   };
+}
+
+/** A live output epoch marker under `prefix`, unless one (live or paused) is there or Redis is down. */
+async function ensureLiveEpoch(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000 });
+  redis.on('error', () => {});
+  try {
+    await redis.eval(
+      "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[1], 'id', ARGV[1], 'until', 0, 'seq', 0) end",
+      1,
+      prefix + OUTPUT_EPOCH_KEY,
+      randomUUID(),
+    );
+  } catch {
+    // A test that starts against an unreachable Redis has no marker to keep.
+  } finally {
+    redis.disconnect();
+  }
 }

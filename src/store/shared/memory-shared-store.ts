@@ -44,7 +44,7 @@ export class MemorySharedStore implements SharedStore {
     throw new OutputCountersUnsupportedError();
   }
 
-  async ensureOutputEpoch(_id: string): Promise<boolean> {
+  async ensureOutputEpoch(): Promise<boolean> {
     throw new OutputCountersUnsupportedError();
   }
 

@@ -85,6 +85,8 @@ export interface OutputRecorded {
   minute: number;
   /** Each counter after the recording (or, for a duplicate, as it is now). */
   counts: number[];
+  /** Per counter: its usage is marked unknown for that minute (by this request or another). */
+  unknown: boolean[];
   /** True when a counter hit OUTPUT_COUNTER_MAX. */
   saturated: boolean;
   /** True when the receipt was already there: this write had been applied before. */

@@ -29,14 +29,9 @@
  *        ARGV: now|'', adjustmentCount, (window, delta, createMinute)…, slotMember|'', budgetCount,
  *              (durationMs, amount, raiseInWindow|'')…
  */
-const CLOCK = `
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
+import { STORE_CLOCK_LUA } from './redis-script-clock.ts';
+
+const CLOCK = `${STORE_CLOCK_LUA}
 local function minuteCounter(key)
   local fields = redis.call('HMGET', key, 'n', 'e')
   local expires = tonumber(fields[2])

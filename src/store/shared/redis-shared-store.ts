@@ -40,7 +40,10 @@ interface ScriptCommands {
     numberOfKeys: number,
     ...keysAndArguments: Array<string | number>
   ): Promise<Array<string | number>>;
-  switchboardEnsureOutputEpoch(numberOfKeys: number, ...keysAndArguments: string[]): Promise<number>;
+  switchboardEnsureOutputEpoch(
+    numberOfKeys: number,
+    ...keysAndArguments: Array<string | number>
+  ): Promise<number>;
 }
 
 // INCRBY, and start the expiry when the key has none (works on every Redis version, unlike PEXPIRE NX).
@@ -155,12 +158,14 @@ export class RedisSharedStore implements SharedStore {
       ),
     );
     const epochId = String(reply[4] ?? '');
+    const counted = 6 + request.keys.length;
     return {
       duplicate: Number(reply[0]) === 2,
       now: Number(reply[1]),
       minute: Number(reply[2]),
       saturated: Number(reply[3]) === 1,
-      counts: reply.slice(6).map(Number),
+      counts: reply.slice(6, counted).map(Number),
+      unknown: reply.slice(counted).map((flag) => Number(flag) === 1),
       ...(epochId !== '' ? { epoch: { id: epochId, seq: Number(reply[5]) } } : {}),
     };
   }
@@ -179,10 +184,14 @@ export class RedisSharedStore implements SharedStore {
     );
   }
 
-  async ensureOutputEpoch(id: string): Promise<boolean> {
+  async ensureOutputEpoch(): Promise<boolean> {
     const scripts = this.client as unknown as ScriptCommands;
     const created = await this.run(() =>
-      scripts.switchboardEnsureOutputEpoch(1, this.prefix + OUTPUT_EPOCH_KEY, id),
+      scripts.switchboardEnsureOutputEpoch(
+        1,
+        this.prefix + OUTPUT_EPOCH_KEY,
+        this.clock ? this.clock.now() : '',
+      ),
     );
     return Number(created) === 1;
   }

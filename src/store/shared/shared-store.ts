@@ -40,8 +40,11 @@ export interface SharedStore {
   recordOutput(request: OutputRecording): Promise<OutputRecorded>;
   /** Marks each counter's usage unknown for the store's current minute. */
   markOutputUnknown(keys: readonly string[]): Promise<void>;
-  /** Creates the store epoch marker when it is absent; true when it was created. */
-  ensureOutputEpoch(id: string): Promise<boolean>;
+  /**
+   * Creates the store epoch marker when it is absent, paused until the store's next minute (nothing
+   * vouches for writes before it); true when it was created.
+   */
+  ensureOutputEpoch(): Promise<boolean>;
   /**
    * Response cache (keys from response-cache-keys.ts). A cached answer, or undefined on a miss; throws
    * SharedStoreUnavailableError when Redis is down. The memory store keeps entries in a byte-bounded LRU.
