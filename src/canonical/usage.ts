@@ -18,6 +18,17 @@ export function readUsage(value: unknown): Usage | undefined {
   return { ...(record as object), prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
 }
 
+/**
+ * The usage a chat.completion.chunk reports: the top-level `usage` (OpenAI), else `x_groq.usage`, where
+ * Groq puts a stream's usage. A chunk carrying both is one report (the top-level one is read), and a
+ * stream's last report replaces earlier ones, so copies never add up.
+ */
+export function chunkUsage(chunk: unknown): Usage | undefined {
+  if (chunk === null || typeof chunk !== 'object') return undefined;
+  const { usage, x_groq: groq } = chunk as { usage?: unknown; x_groq?: { usage?: unknown } | null };
+  return readUsage(usage) ?? readUsage(groq?.usage);
+}
+
 /** A count read from untrusted JSON (tokens, units): a non-negative integer. */
 export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;

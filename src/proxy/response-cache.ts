@@ -10,7 +10,7 @@ import type { Caller } from '../canonical/caller.ts';
 import { type ChatCompletionChunk, chunkFromObject, type StreamChunk } from '../canonical/chat-chunk.ts';
 import { type ChatRequest, nativeBody } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
-import { readUsage, type Usage } from '../canonical/usage.ts';
+import { chunkUsage, type Usage } from '../canonical/usage.ts';
 import type { ResponseCacheSettings } from '../config/config.ts';
 import { RESPONSE_CACHE_KEY_FIELDS } from '../config/config-schema.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -218,7 +218,7 @@ export class StreamRecorder {
 export function* replayChunks(entry: Extract<CacheEntry, { kind: 'stream' }>): Generator<StreamChunk> {
   for (const stored of entry.chunks) {
     const parsed = JSON.parse(stored.json) as ChatCompletionChunk;
-    const chunk = chunkFromObject(parsed, readUsage(parsed.usage));
+    const chunk = chunkFromObject(parsed, chunkUsage(parsed));
     if (stored.native !== undefined) chunk.native = stored.native;
     yield chunk;
   }
@@ -228,8 +228,7 @@ export function* replayChunks(entry: Extract<CacheEntry, { kind: 'stream' }>): G
 export function usageOfEntry(entry: CacheEntry): Usage | undefined {
   if (entry.kind === 'json') return entry.response.usage;
   for (let index = entry.chunks.length - 1; index >= 0; index--) {
-    const parsed = JSON.parse(entry.chunks[index]!.json) as { usage?: unknown };
-    const usage = readUsage(parsed.usage);
+    const usage = chunkUsage(JSON.parse(entry.chunks[index]!.json));
     if (usage) return usage;
   }
   return undefined;
