@@ -30,6 +30,11 @@ export interface AttemptContext {
    * request deadline left after earlier attempts. Adapters shorten their own timeouts to it.
    */
   deadline?: number;
+  /**
+   * Called when the request is handed to the connection pool to be sent (sendRequest does it; an
+   * adapter that sends otherwise must too). A failure of our own code before it produced no output.
+   */
+  dispatched?: () => void;
 }
 
 /** Milliseconds left before `deadline` (never below 1), capped at `limit`. */

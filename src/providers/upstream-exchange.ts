@@ -38,6 +38,7 @@ export async function sendRequest(
   streaming: boolean,
 ): Promise<UpstreamResponse> {
   const { timeouts } = settings;
+  context.dispatched?.();
   try {
     return await sendUpstream({
       dispatcher: pool.dispatcher,

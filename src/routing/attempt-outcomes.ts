@@ -19,10 +19,11 @@ export function sleepUnlessAborted(milliseconds: number, signal: AbortSignal): P
 /**
  * Whether a failed attempt may have produced output: not when nothing was sent (connect failure, pool
  * timeout: known zero) or the upstream answered an error status; otherwise its usage is unknown. A
- * failure of our own code may come after the request left, so it counts as unknown too.
+ * failure of our own code is known zero before the request was `dispatched` (building or signing it,
+ * spec output rule 5) and unknown after (reading the answer).
  */
-export function mayHaveProducedOutput(error: UpstreamError | LocalFailure): boolean {
-  if (error instanceof LocalFailure) return true;
+export function mayHaveProducedOutput(error: UpstreamError | LocalFailure, dispatched: boolean): boolean {
+  if (error instanceof LocalFailure) return dispatched;
   return error.kind !== 'connect' && error.kind !== 'pool_timeout' && error.kind !== 'status';
 }
 

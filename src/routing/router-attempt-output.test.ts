@@ -2,19 +2,29 @@
  * The router's per-attempt output evidence (spec output rule 6 and the usage-marker states): each
  * failed attempt says whether it may have produced output. Nothing sent (a pool timeout, a refused
  * connection) or an error status is known zero; a timeout, a broken connection or a cancel after the
- * request left is unknown, and so is a failure of our own code.
+ * request left is unknown, and so is a failure of our own code after it; before it (building or signing
+ * the request) nothing was sent, which is known zero (rule 5).
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { seededRandom } from '../../test/support/seeded-random.ts';
+import { freePort } from '../../test/support/tcp-ports.ts';
 import { testDeployment, testGroup } from '../../test/support/test-deployments.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { RouterSettings } from '../config/config.ts';
 import { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import { createMetrics } from '../observability/metrics.ts';
-import type { ChatCapability, CompletionResult, ProviderAdapter } from '../providers/provider-adapter.ts';
+import type {
+  AttemptContext,
+  ChatCapability,
+  CompletionResult,
+  DeploymentSettings,
+  ProviderAdapter,
+} from '../providers/provider-adapter.ts';
 import { PoolTimeoutError } from '../providers/send-upstream.ts';
-import { classifyStatus, UpstreamError } from '../providers/upstream-error.ts';
+import { classifyStatus, LocalFailure, UpstreamError } from '../providers/upstream-error.ts';
+import { sendRequest } from '../providers/upstream-exchange.ts';
+import { UpstreamPool } from '../providers/upstream-pool.ts';
 import { DeploymentHealth } from './deployment-health.ts';
 import { FallbackEventLog } from './fallback-events.ts';
 import { ModelRegistry } from './model-registry.ts';
@@ -38,14 +48,16 @@ const settings: RouterSettings = {
   enable_pre_call_checks: false,
 };
 
-/** An adapter whose every call fails with `error`. */
-function failing(error: unknown): ProviderAdapter & ChatCapability {
+/** An adapter whose every call fails with `error`, after sending its request unless `sent` is false. */
+function failing(error: unknown, sent = true): ProviderAdapter & ChatCapability {
   const adapter = {
-    async complete(_request: ChatRequest): Promise<CompletionResult> {
+    async complete(_request: ChatRequest, context: AttemptContext): Promise<CompletionResult> {
+      if (sent) context.dispatched?.();
       throw error;
     },
     // biome-ignore lint/correctness/useYield: it fails before its first chunk
-    async *stream() {
+    async *stream(_request: ChatRequest, context: AttemptContext) {
+      if (sent) context.dispatched?.();
       throw error;
     },
     async close() {},
@@ -53,7 +65,7 @@ function failing(error: unknown): ProviderAdapter & ChatCapability {
   return { ...adapter, chat: adapter } as unknown as ProviderAdapter & ChatCapability;
 }
 
-async function evidenceOf(error: unknown): Promise<boolean[]> {
+async function evidenceOf(error: unknown, sent = true): Promise<boolean[]> {
   const clock = new ManualClock();
   const router = new Router({
     registry: new ModelRegistry([], 0),
@@ -66,7 +78,7 @@ async function evidenceOf(error: unknown): Promise<boolean[]> {
     random: seededRandom(1),
   });
   const reports: boolean[] = [];
-  const group = testGroup('group', [testDeployment('d1', { adapter: failing(error) })]);
+  const group = testGroup('group', [testDeployment('d1', { adapter: failing(error, sent) })]);
   await router
     .complete(
       group,
@@ -97,8 +109,46 @@ describe('per-attempt output evidence from the router', () => {
     ['a dropped connection', Object.assign(new Error('reset'), { code: 'ECONNRESET' }), true],
     ['a cancel', new UpstreamError({ kind: 'aborted', retryable: false, message: 'aborted' }), true],
     ['an unparseable answer', new UpstreamError({ kind: 'protocol', retryable: true, message: 'bad' }), true],
-    ['a failure of our own code', new RangeError('bug'), true],
+    ['a failure of our own code after the request left', new RangeError('bug'), true],
   ])('%s → output unknown: %s', async (_what, error, unknown) => {
     expect(await evidenceOf(error)).toEqual([unknown]);
+  });
+
+  it.each([
+    ['a failure of our own code (building or signing the request)', new LocalFailure(new Error('sign'))],
+    ['an unexpected error of our own code', new RangeError('bug')],
+  ])('%s before the request was sent is known zero (rule 5)', async (_what, error) => {
+    expect(await evidenceOf(error, false)).toEqual([false]);
+  });
+
+  it('sendRequest reports the dispatch before the request leaves', async () => {
+    const port = await freePort();
+    const settings: DeploymentSettings = {
+      model: 'm',
+      params: {},
+      timeouts: { connectMs: 1_000, headersMs: 1_000, streamIdleMs: 1_000, totalMs: 1_000, poolMs: 1_000 },
+      maxConnections: 1,
+    };
+    const pool = new UpstreamPool(`http://127.0.0.1:${port}`, settings);
+    let dispatched = 0;
+    const context: AttemptContext = {
+      signal: new AbortController().signal,
+      requestId: 'r1',
+      dispatched: () => dispatched++,
+    };
+    try {
+      await expect(
+        sendRequest(
+          pool,
+          settings,
+          { path: '/v1/chat/completions', headers: {}, body: '{}' },
+          context,
+          false,
+        ),
+      ).rejects.toMatchObject({ kind: 'connect' });
+      expect(dispatched).toBe(1);
+    } finally {
+      await pool.close();
+    }
   });
 });

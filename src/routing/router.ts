@@ -243,8 +243,16 @@ export class Router {
         tried.add(deployment.id);
         health.started(deployment.id);
         capacity.attemptStarted(deployment.id);
+        // Whether this attempt's request left: our own failure before it produced no output.
+        let dispatched = false;
+        const attempt: AttemptContext = {
+          ...attemptContext,
+          dispatched: () => {
+            dispatched = true;
+          },
+        };
         try {
-          const value = await run(deployment, attemptContext);
+          const value = await run(deployment, attempt);
           metrics.upstreamAttempts.inc({ deployment: deployment.id, outcome: 'success' });
           if (groupIndex === 0) this.recordContextFallback(context, contextFallbackFrom, group, deployment);
           return { value, deployment, modelGroup: group.name, attempts };
@@ -258,7 +266,7 @@ export class Router {
             continue;
           }
           const upstream = this.countFailure(deployment, error);
-          context.attemptFailed?.(mayHaveProducedOutput(upstream));
+          context.attemptFailed?.(mayHaveProducedOutput(upstream, dispatched));
           if (upstream instanceof LocalFailure)
             throw failed(upstreamFailure(upstream, requested.name), attempts, deployment);
           lastError = upstream;
