@@ -286,6 +286,39 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
     }
   });
 
+  it('with a prefix of 64 emoji every stored output key stays within 512 bytes, and admission reads what recording wrote (rule 10)', async () => {
+    clock.set(at('2026-11-23T13:20:10Z'));
+    const emojiPrefix = `${'🚀'.repeat(60)}${uniqueName('e').slice(0, 4)}:`;
+    const emoji = new RedisSharedStore({
+      url: TEST_REDIS_URL,
+      prefix: emojiPrefix,
+      commandTimeoutMs: 1_000,
+      clock,
+    });
+    try {
+      await emoji.waitUntilReady(2_000);
+      await raw.hset(emojiPrefix + OUTPUT_EPOCH_KEY, { id: 'live', until: 0, seq: 0 });
+      const key = outputCounterBase('key', uniqueName('k'), 'm'.repeat(256));
+      await emoji.recordOutput({ keys: [key], amount: 7, receipt: randomUUID() });
+      await emoji.markOutputUnknown([key]);
+      const stored = await raw.keys(`${emojiPrefix}*`);
+      expect(stored.length).toBeGreaterThanOrEqual(4);
+      for (const name of stored) expect(Buffer.byteLength(name)).toBeLessThanOrEqual(512);
+      expect(
+        await emoji.admit({ checks: [], outputs: [{ key, limit: 10 }], epochId: randomUUID() }),
+      ).toMatchObject({ admitted: false, output: { state: 'unknown', index: 0 } });
+      clock.set(at('2026-11-23T13:21:10Z'));
+      await emoji.recordOutput({ keys: [key], amount: 10, receipt: randomUUID() });
+      expect(
+        await emoji.admit({ checks: [], outputs: [{ key, limit: 10 }], epochId: randomUUID() }),
+      ).toMatchObject({ admitted: false, output: { state: 'exceeded', recorded: 10 } });
+    } finally {
+      const stored = await raw.keys(`${emojiPrefix}*`);
+      if (stored.length > 0) await raw.del(...stored);
+      await emoji.close();
+    }
+  });
+
   it('a restart that finds the epoch marker does not pause (rule 12)', async () => {
     clock.set(at('2026-11-23T13:00:10Z'));
     expect(await store.ensureOutputEpoch()).toBe(false);

@@ -12,27 +12,35 @@ export const OUTPUT_COUNTER_MAX = 2_147_483_647;
 export const OUTPUT_BUCKET_GRACE_MS = 30_000;
 /** A recording's receipt lives 120 s after accounting, so a retried write never counts twice. */
 export const OUTPUT_RECEIPT_TTL_MS = 120_000;
-/** Longest stored key (prefix included) and longest receipt record. */
+/** Longest stored key, prefix included (a receipt record is `<minute>:<amount>`, far below its 4 KiB). */
 export const OUTPUT_MAX_KEY_BYTES = 512;
-export const OUTPUT_MAX_RECEIPT_BYTES = 4096;
 /** The store epoch marker (no expiry): its loss means acknowledged writes may be lost. */
 export const OUTPUT_EPOCH_KEY = 'ot:epoch';
 export const OUTPUT_MINUTE_MS = 60_000;
 
-// Base keys longer than this are hashed: with a prefix of at most 64 bytes and the minute suffix, the
-// stored key stays under OUTPUT_MAX_KEY_BYTES.
-const MAX_BASE_BYTES = 400;
+// The longest suffix a base gets: `:u:` and a minute index (ten digits last until the year 20984).
+const MAX_SUFFIX_BYTES = 13;
 
 /**
  * The base key of an output counter: `ot:<scope>:<id>` for a scalar limit, `ot:<scope>:<id>:m:<model>`
- * for a per-model limit (a model id is up to 256 UTF-8 bytes, so long keys are hashed).
+ * for a per-model limit. A model id is up to 256 UTF-8 bytes (tripled by encoding), so the store
+ * bounds the key it writes with storedOutputBase.
  */
 export function outputCounterBase(scope: string, id: string, model?: string): string {
-  const base =
-    model === undefined
-      ? `ot:${scope}:${encodeURIComponent(id)}`
-      : `ot:${scope}:${encodeURIComponent(id)}:m:${encodeURIComponent(model)}`;
-  if (Buffer.byteLength(base) <= MAX_BASE_BYTES) return base;
+  return model === undefined
+    ? `ot:${scope}:${encodeURIComponent(id)}`
+    : `ot:${scope}:${encodeURIComponent(id)}:m:${encodeURIComponent(model)}`;
+}
+
+/**
+ * The base as stored under `prefix`: itself, or `ot:<scope>:h:<sha-256 of the base>` when the prefix,
+ * the base and the longest suffix would pass OUTPUT_MAX_KEY_BYTES. Counted in bytes: a prefix of 64
+ * characters may take 256 (it is any UTF-8 text).
+ */
+export function storedOutputBase(prefix: string, base: string): string {
+  if (Buffer.byteLength(prefix) + Buffer.byteLength(base) + MAX_SUFFIX_BYTES <= OUTPUT_MAX_KEY_BYTES)
+    return base;
+  const scope = base.split(':', 2)[1];
   return `ot:${scope}:h:${createHash('sha256').update(base).digest('hex')}`;
 }
 

@@ -14,6 +14,7 @@ import {
   type OutputRecording,
   type OutputRefusal,
   outputReceiptKey,
+  storedOutputBase,
 } from './output-counters.ts';
 import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
 import {
@@ -97,7 +98,7 @@ export class RedisSharedStore implements SharedStore {
       ...(slot ? [this.prefix + slot.key] : []),
       ...reads.map((key) => this.prefix + key),
       ...budgets.map((budget) => this.prefix + budget.key),
-      ...outputs.map((output) => this.prefix + output.key),
+      ...outputs.map((output) => this.outputKey(output.key)),
       ...(outputs.length > 0 ? [this.prefix + OUTPUT_EPOCH_KEY] : []),
     ];
     const args: Array<string | number> = [this.clock ? this.clock.now() : '', checks.length];
@@ -141,9 +142,11 @@ export class RedisSharedStore implements SharedStore {
   }
 
   async recordOutput(request: OutputRecording): Promise<OutputRecorded> {
-    const keys = [outputReceiptKey(request.receipt), OUTPUT_EPOCH_KEY, ...request.keys].map(
-      (key) => this.prefix + key,
-    );
+    const keys = [
+      this.prefix + outputReceiptKey(request.receipt),
+      this.prefix + OUTPUT_EPOCH_KEY,
+      ...request.keys.map((key) => this.outputKey(key)),
+    ];
     const amount = Math.min(Math.max(0, Math.floor(request.amount)), OUTPUT_COUNTER_MAX);
     const scripts = this.client as unknown as ScriptCommands;
     const reply = await this.run(() =>
@@ -173,7 +176,7 @@ export class RedisSharedStore implements SharedStore {
   async markOutputUnknown(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
     const scripts = this.client as unknown as ScriptCommands;
-    const prefixed = keys.map((key) => this.prefix + key);
+    const prefixed = keys.map((key) => this.outputKey(key));
     await this.run(() =>
       scripts.switchboardMarkOutputUnknown(
         prefixed.length,
@@ -319,6 +322,11 @@ export class RedisSharedStore implements SharedStore {
   async close(): Promise<void> {
     this.client.disconnect();
     this.subscriber?.disconnect();
+  }
+
+  /** An output counter's stored base, bounded in bytes together with this store's prefix. */
+  private outputKey(base: string): string {
+    return this.prefix + storedOutputBase(this.prefix, base);
   }
 
   private run<T>(command: () => Promise<T>): Promise<T> {
