@@ -2,7 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error.ts';
 import { parseConfig } from './load-config.ts';
-import { resolveTierModes, tierPoliciesEnforced } from './tier-modes.ts';
 
 const base = { dataDir: '/tmp/switchboard-data', path: undefined, source: 'test.yaml' };
 const enforceEnv = {
@@ -77,22 +76,5 @@ describe('tier-policy modes at start', () => {
     expect(issuesOf('model_list: []\n', { GATEWAY_TIER_POLICY_MODE: 'shadow' })).toEqual([
       'GATEWAY_TIER_POLICY_MODE: "shadow" is not built (tier limits would be neither enforced nor measured); use "off" or "enforce"',
     ]);
-  });
-
-  it('enforce only with enforce and fail_closed (spec rule 8)', () => {
-    const cases = [
-      ['off', 'fail_open', false],
-      ['off', 'fail_closed', false],
-      ['enforce', 'fail_open', false],
-      ['enforce', 'fail_closed', true],
-    ] as const;
-    for (const [mode, missing, enforced] of cases) {
-      const modes = resolveTierModes(
-        { tier_policy_mode: mode, tier_policy_missing_service_mode: missing },
-        {},
-        [],
-      );
-      expect(tierPoliciesEnforced(modes), `${mode} + ${missing}`).toBe(enforced);
-    }
   });
 });

@@ -56,13 +56,6 @@ export function resolveTierModes(
   };
 }
 
-/** True only when tier policies are enforced: `enforce` with `fail_closed` (spec rule 8). */
-export function tierPoliciesEnforced(
-  modes: Pick<TierModes, 'tier_policy_mode' | 'tier_policy_missing_service_mode'>,
-): boolean {
-  return modes.tier_policy_mode === 'enforce' && modes.tier_policy_missing_service_mode === 'fail_closed';
-}
-
 function pick<T extends string>(
   key: keyof typeof TIER_MODE_ENV,
   explicit: string | undefined,

@@ -11,7 +11,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { budgetWindow } from '../canonical/budget-window.ts';
-import type { Caller, ScopeKind } from '../canonical/caller.ts';
+import type { Caller } from '../canonical/caller.ts';
 import { ErrorType } from '../lib/error-catalogue.ts';
 import { GatewayError } from '../lib/gateway-error.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -32,7 +32,7 @@ import {
   type ReachedBudget,
   softBudgetsReached,
 } from './budget-checks.ts';
-import { type PlannedCheck, planChecks } from './limit-checks.ts';
+import { type PlannedCheck, planChecks, scopeLabels } from './limit-checks.ts';
 import { type PlannedOutput, planOutputChecks } from './output-checks.ts';
 import { OutputEpochSeen } from './output-epoch.ts';
 import { outputRefusalError, sendGoverned } from './output-errors.ts';
@@ -99,12 +99,6 @@ export interface CallerAdmissionOptions {
   tiers?: TierPolicySource;
 }
 
-const scopeNames: Record<ScopeKind, string> = {
-  org: 'organization',
-  team: 'team',
-  user: 'user',
-  key: 'API key',
-};
 const dimensionNames: Record<string, string> = {
   rpm: 'requests per minute',
   tpm: 'tokens per minute',
@@ -114,6 +108,9 @@ const dimensionNames: Record<string, string> = {
   model_rpm: 'requests per minute for this model',
   model_tpm: 'tokens per minute for this model',
 };
+
+/** The metric event of each output refusal: 429, 503 output_tpm_usage_unknown, 503 output_tpm_unavailable. */
+const refusalEvents = { exceeded: 'denied', unknown: 'unknown_usage', unavailable: 'unavailable' } as const;
 
 /** Soft-budget warnings logged: scope → window index, so each is logged once per window per process. */
 const MAX_WARNED = 10_000;
@@ -308,8 +305,7 @@ export class CallerAdmission {
     outputs: readonly PlannedOutput[],
   ): GatewayError {
     if (response.output) {
-      const event = response.output.state === 'unavailable' ? 'unavailable' : 'denied';
-      this.options.metrics.outputTpmEvents.inc({ event });
+      this.options.metrics.outputTpmEvents.inc({ event: refusalEvents[response.output.state] });
       return outputRefusalError(outputs, response.output, response.now, rateLimitHeaders([], planned));
     }
     const overBudget = budgets.planned[response.failed - planned.length - 1];
@@ -342,7 +338,7 @@ export class CallerAdmission {
       type: ErrorType.rateLimit,
       code: `${failed.name}_exceeded`,
       param: failed.name,
-      message: `Rate limit reached for the ${scopeNames[failed.scope]}: ${failed.check.limit} ${dimensionNames[failed.dimension]} (${failed.name}). Retry after ${retryAfter} s.`,
+      message: `Rate limit reached for the ${scopeLabels[failed.scope]}: ${failed.check.limit} ${dimensionNames[failed.dimension]} (${failed.name}). Retry after ${retryAfter} s.`,
       retryAfter,
       headers,
     });

@@ -8,6 +8,14 @@ import type { CounterCheck, CounterWindow } from '../store/shared/rate-limit-cou
 
 export type Dimension = 'rpm' | 'tpm' | 'rph' | 'rpd' | 'tpd' | 'model_rpm' | 'model_tpm';
 
+/** How error messages name a scope. */
+export const scopeLabels: Record<ScopeKind, string> = {
+  org: 'organization',
+  team: 'team',
+  user: 'user',
+  key: 'API key',
+};
+
 export interface PlannedCheck {
   scope: ScopeKind;
   dimension: Dimension;

@@ -14,14 +14,8 @@ import {
   type SharedStore,
   SharedStoreUnavailableError,
 } from '../store/shared/shared-store.ts';
+import { scopeLabels } from './limit-checks.ts';
 import { outputHeaders, type PlannedOutput, secondsToNextMinute } from './output-checks.ts';
-
-const scopeNames: Record<string, string> = {
-  org: 'organization',
-  team: 'team',
-  user: 'user',
-  key: 'API key',
-};
 
 /** The caller's error for an admission the store refused on an output counter. */
 export function outputRefusalError(
@@ -45,7 +39,7 @@ export function outputRefusalError(
       type: ErrorType.unavailable,
       code: 'output_tpm_usage_unknown',
       param: item.name,
-      message: `The output-token usage of the ${scopeNames[item.scope]} (${item.name}) is unknown for this minute (an earlier call ended without a complete usage report). Retry after ${retryAfter} s, when the minute resets.`,
+      message: `The output-token usage of the ${scopeLabels[item.scope]} (${item.name}) is unknown for this minute (an earlier call ended without a complete usage report). Retry after ${retryAfter} s, when the minute resets.`,
       retryAfter,
       headers: { ...headers, ...outputHeaders([item], [0], now, false) },
     });
@@ -55,7 +49,7 @@ export function outputRefusalError(
     type: ErrorType.rateLimit,
     code: `${item.name}_exceeded`,
     param: item.name,
-    message: `Output-token limit reached for the ${scopeNames[item.scope]}: ${refusal.recorded} of ${item.check.limit} output tokens recorded this minute (${item.name}). Retry after ${retryAfter} s.`,
+    message: `Output-token limit reached for the ${scopeLabels[item.scope]}: ${refusal.recorded} of ${item.check.limit} output tokens recorded this minute (${item.name}). Retry after ${retryAfter} s.`,
     retryAfter,
     headers: { ...headers, ...outputHeaders([item], [refusal.recorded], now, true) },
   });

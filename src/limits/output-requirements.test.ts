@@ -4,7 +4,6 @@ import { OutputRequirements } from './output-requirements.ts';
 
 const healthy: RedisServerFacts = {
   maxmemoryPolicy: 'noeviction',
-  policySource: 'config',
   cluster: false,
   role: 'master',
 };

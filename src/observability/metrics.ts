@@ -91,7 +91,7 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
     }),
     outputTpmEvents: new Counter({
       name: 'gateway_output_tpm_events_total',
-      help: 'Output-token governor events (admitted, denied, unavailable, accounted, unknown, accounting_failed, saturated).',
+      help: 'Output-token governor events (admitted, denied, unknown_usage, unavailable, accounted, unknown, accounting_failed, saturated).',
       labelNames: ['event'] as const,
       registers,
     }),

@@ -292,9 +292,9 @@ router_settings:
     });
   });
 
-  it('counts events in gateway_output_tpm_events_total', async () => {
+  it('counts events in gateway_output_tpm_events_total, a refusal for unknown usage apart from a denial', async () => {
     const metrics = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
-    for (const event of ['admitted', 'denied', 'accounted', 'unknown'])
+    for (const event of ['admitted', 'denied', 'unknown_usage', 'accounted', 'unknown'])
       expect(metrics).toMatch(new RegExp(`gateway_output_tpm_events_total\\{event="${event}"\\} [1-9]`));
   });
 });

@@ -72,6 +72,18 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
   });
 
   const base = () => outputCounterBase('key', uniqueName('k'));
+  const randomEmoji = () => String.fromCodePoint(0x1f600 + Math.floor(Math.random() * 80));
+  /** Another store on the same Redis and clock, under its own prefix. */
+  const storeUnder = async (other: string) => {
+    const created = new RedisSharedStore({
+      url: TEST_REDIS_URL,
+      prefix: other,
+      commandTimeoutMs: 1_000,
+      clock,
+    });
+    await created.waitUntilReady(2_000);
+    return created;
+  };
   const admit = (key: string, limit: number, extra: Partial<AdmissionRequest> = {}) =>
     store.admit({ checks: [], outputs: [{ key, limit }], epochId: randomUUID(), ...extra });
   const record = (key: string, amount: number, receipt = randomUUID()) =>
@@ -257,14 +269,8 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
   it('the first start of a store without the marker creates it paused until the next minute (rule 12)', async () => {
     clock.set(at('2026-11-23T13:10:20Z'));
     const freshPrefix = `${uniqueName('sbof')}:`;
-    const fresh = new RedisSharedStore({
-      url: TEST_REDIS_URL,
-      prefix: freshPrefix,
-      commandTimeoutMs: 1_000,
-      clock,
-    });
+    const fresh = await storeUnder(freshPrefix);
     try {
-      await fresh.waitUntilReady(2_000);
       expect(await fresh.ensureOutputEpoch()).toBe(true);
       const until = minuteOf(at('2026-11-23T13:11:00Z'));
       expect(await raw.hgetall(freshPrefix + OUTPUT_EPOCH_KEY)).toEqual({
@@ -288,15 +294,10 @@ describe.skipIf(!(await realBackendsAvailable()))('output counters on Redis', ()
 
   it('with a prefix of 64 emoji every stored output key stays within 512 bytes, and admission reads what recording wrote (rule 10)', async () => {
     clock.set(at('2026-11-23T13:20:10Z'));
-    const emojiPrefix = `${'🚀'.repeat(60)}${uniqueName('e').slice(0, 4)}:`;
-    const emoji = new RedisSharedStore({
-      url: TEST_REDIS_URL,
-      prefix: emojiPrefix,
-      commandTimeoutMs: 1_000,
-      clock,
-    });
+    // 64 characters, 256 UTF-8 bytes; the last two vary so that runs do not share keys.
+    const emojiPrefix = '🚀'.repeat(62) + randomEmoji() + randomEmoji();
+    const emoji = await storeUnder(emojiPrefix);
     try {
-      await emoji.waitUntilReady(2_000);
       await raw.hset(emojiPrefix + OUTPUT_EPOCH_KEY, { id: 'live', until: 0, seq: 0 });
       const key = outputCounterBase('key', uniqueName('k'), 'm'.repeat(256));
       await emoji.recordOutput({ keys: [key], amount: 7, receipt: randomUUID() });

@@ -4,12 +4,11 @@
  * whether it runs in cluster mode, and whether it is a primary. Read-only commands only.
  */
 import type { Redis } from 'ioredis';
+import { withTimeout } from './store-timeout.ts';
 
 export interface RedisServerFacts {
-  /** `noeviction`, `allkeys-lru` …; undefined when neither CONFIG nor INFO says. */
+  /** `noeviction`, `allkeys-lru` … (CONFIG GET, else INFO); undefined when neither says. */
   maxmemoryPolicy: string | undefined;
-  /** Where the policy was read: CONFIG GET, or INFO when CONFIG is not available. */
-  policySource: 'config' | 'info' | 'unknown';
   cluster: boolean;
   /** `master` or `slave` (INFO replication role). */
   role: string | undefined;
@@ -20,23 +19,15 @@ export async function readRedisServerFacts(client: Redis, timeoutMs: number): Pr
   const info = await withTimeout(client.info(), timeoutMs);
   const fields = parseInfo(info);
   let maxmemoryPolicy: string | undefined;
-  let policySource: RedisServerFacts['policySource'] = 'unknown';
   try {
     const reply = (await withTimeout(client.config('GET', 'maxmemory-policy'), timeoutMs)) as string[];
-    if (reply[1]) {
-      maxmemoryPolicy = reply[1];
-      policySource = 'config';
-    }
+    maxmemoryPolicy = reply[1] || undefined;
   } catch {
     // CONFIG renamed or disabled (managed Redis often does this): INFO memory says the same.
   }
-  if (maxmemoryPolicy === undefined && fields.get('maxmemory_policy')) {
-    maxmemoryPolicy = fields.get('maxmemory_policy');
-    policySource = 'info';
-  }
+  maxmemoryPolicy ??= fields.get('maxmemory_policy') || undefined;
   return {
     maxmemoryPolicy,
-    policySource,
     cluster: fields.get('cluster_enabled') === '1' || fields.get('redis_mode') === 'cluster',
     role: fields.get('role'),
   };
@@ -49,20 +40,4 @@ function parseInfo(text: string): Map<string, string> {
     if (colon > 0 && !line.startsWith('#')) fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
   }
   return fields;
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

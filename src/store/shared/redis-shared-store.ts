@@ -1,7 +1,6 @@
 /**
  * SharedStore on Redis (ioredis). Commands fail fast: no offline queue while disconnected, and a
- * command timeout in tens of milliseconds. The timeout is checked after the event loop has had a chance
- * to read pending replies, so a busy loop does not turn answered commands into false timeouts.
+ * command timeout in tens of milliseconds (store-timeout.ts).
  */
 import { Redis } from 'ioredis';
 import type { Clock } from '../../lib/clock.ts';
@@ -25,6 +24,7 @@ import {
 import { redisMatchPattern, unlinkMatching } from './redis-pattern-delete.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './redis-rate-limit-scripts.ts';
 import { type SharedStore, SharedStoreUnavailableError } from './shared-store.ts';
+import { withTimeout } from './store-timeout.ts';
 
 /** The scripts ioredis defines as commands (sent as EVALSHA, loaded on first use). */
 interface ScriptCommands {
@@ -366,36 +366,4 @@ function createClient(
   // Errors surface through failing commands and readiness; an unhandled 'error' event would crash.
   client.on('error', () => {});
   return client;
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(() => {
-      // Timers run before the poll phase; give pending socket reads one turn before giving up.
-      setImmediate(() => {
-        if (settled) return;
-        settled = true;
-        reject(new SharedStoreUnavailableError(`no answer within ${timeoutMs} ms`));
-      });
-    }, timeoutMs);
-    promise.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(
-          error instanceof SharedStoreUnavailableError
-            ? error
-            : new SharedStoreUnavailableError(String(error)),
-        );
-      },
-    );
-  });
 }
