@@ -234,7 +234,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     clock,
     random: systemRandom,
   });
-  const text = new TextPipeline({
+  // What every proxied request goes through, whatever its endpoint.
+  const pipelineParts = {
     registry,
     router,
     metrics,
@@ -242,21 +243,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     capacity,
     requestTimeoutMs: general.request_timeout_seconds * 1000,
     accounting: spend.accounting,
+  };
+  const text = new TextPipeline({
+    ...pipelineParts,
     cache: new ResponseCache({ settings: general.response_cache, store, metrics, logger }),
     mcpTools: new McpToolLoop({
       executor: mcp.executor,
       maxIterations: general.mcp_tool_loop_max_iterations,
     }),
   });
-  const modalities = new ModalityPipeline({
-    registry,
-    router,
-    metrics,
-    admission,
-    capacity,
-    requestTimeoutMs: general.request_timeout_seconds * 1000,
-    accounting: spend.accounting,
-  });
+  const modalities = new ModalityPipeline(pipelineParts);
   const app = await buildApp({
     config,
     logger,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { refusal as rejection } from '../../test/support/gateway-refusal.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { ScriptedAdapter } from '../../test/support/scripted-adapter.ts';
 import { seededRandom } from '../../test/support/seeded-random.ts';
@@ -83,16 +84,6 @@ function group(
       testDeployment(id, { adapter, modelName: name, ...options }),
     ),
   );
-}
-
-async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
 }
 
 describe('the router', () => {

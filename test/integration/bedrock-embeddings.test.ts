@@ -9,7 +9,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EmbeddingRequest } from '../../src/canonical/modalities.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { GatewayError } from '../../src/lib/gateway-error.ts';
 import { BedrockAdapter } from '../../src/providers/bedrock/bedrock-adapter.ts';
 import { bedrockProvider } from '../../src/providers/bedrock/index.ts';
 import { builtinProviders } from '../../src/providers/builtin-providers.ts';
@@ -17,6 +16,7 @@ import { buildModelRegistry, deploymentProblems } from '../../src/routing/model-
 import { FAKE_ACCOUNT, FakeBedrockServer } from '../fakes/bedrock/fake-bedrock-server.ts';
 import type { RecordedRequest } from '../fakes/loopback-server.ts';
 import { runEmbeddingsAdapterSuite } from '../support/embeddings-adapter-suite.ts';
+import { refusal } from '../support/gateway-refusal.ts';
 import { failure, settingsFor, waitUntil } from '../support/provider-adapter-suite.ts';
 
 const TITAN = 'amazon.titan-embed-text-v2:0';
@@ -72,16 +72,6 @@ runEmbeddingsAdapterSuite({
 });
 
 const context = () => ({ signal: new AbortController().signal, requestId: 'req-bedrock-embed' });
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('bedrock embeddings: each family’s fields', () => {
   let upstream: FakeBedrockServer;

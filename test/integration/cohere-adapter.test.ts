@@ -7,13 +7,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EmbeddingRequest, RerankRequest } from '../../src/canonical/modalities.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { GatewayError } from '../../src/lib/gateway-error.ts';
 import { builtinProviders } from '../../src/providers/builtin-providers.ts';
 import { cohereProvider } from '../../src/providers/cohere/index.ts';
 import type { ProviderAdapter } from '../../src/providers/provider-adapter.ts';
 import { buildModelRegistry, deploymentProblems } from '../../src/routing/model-registry.ts';
 import { FakeCohereServer, readCohereFixture } from '../fakes/cohere/fake-cohere-server.ts';
 import { runEmbeddingsAdapterSuite } from '../support/embeddings-adapter-suite.ts';
+import { refusal } from '../support/gateway-refusal.ts';
 import { failure, settingsFor } from '../support/provider-adapter-suite.ts';
 
 const params = (origin: string, overrides: Record<string, unknown> = {}) => ({
@@ -41,16 +41,6 @@ runEmbeddingsAdapterSuite({
 });
 
 const context = () => ({ signal: new AbortController().signal, requestId: 'req-cohere' });
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('cohere embeddings: what only Cohere takes', () => {
   let upstream: FakeCohereServer;

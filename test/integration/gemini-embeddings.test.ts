@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { GatewayError } from '../../src/lib/gateway-error.ts';
 import { builtinProviders } from '../../src/providers/builtin-providers.ts';
 import { geminiProvider } from '../../src/providers/gemini/index.ts';
 import type { ProviderAdapter } from '../../src/providers/provider-adapter.ts';
 import { buildModelRegistry, deploymentProblems } from '../../src/routing/model-registry.ts';
 import { FakeGeminiServer, readFixture } from '../fakes/gemini/fake-gemini-server.ts';
 import { runEmbeddingsAdapterSuite } from '../support/embeddings-adapter-suite.ts';
+import { refusal } from '../support/gateway-refusal.ts';
 import { settingsFor } from '../support/provider-adapter-suite.ts';
 
 const params = (origin: string, overrides: Record<string, unknown> = {}) => ({
@@ -40,16 +40,6 @@ runEmbeddingsAdapterSuite({
 });
 
 const context = () => ({ signal: new AbortController().signal, requestId: 'req-gemini-embed' });
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('gemini embeddings: what only Gemini takes', () => {
   let upstream: FakeGeminiServer;

@@ -7,7 +7,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EmbeddingRequest } from '../../src/canonical/modalities.ts';
-import { GatewayError } from '../../src/lib/gateway-error.ts';
 import type { ProviderFactory } from '../../src/providers/provider-adapter.ts';
 import {
   base64ToFloats,
@@ -15,6 +14,7 @@ import {
 } from '../../src/wire/embeddings/encode-embedding-response.ts';
 import type { RecordedRequest } from '../fakes/loopback-server.ts';
 import { capabilityUnderTest, type SuiteUpstream } from './capability-suite-kit.ts';
+import { refusal } from './gateway-refusal.ts';
 import { failure, waitUntil } from './provider-adapter-suite.ts';
 
 /** What a fake embeddings upstream answers to one call besides its vectors (the default). */
@@ -70,16 +70,6 @@ const context = () => ({ signal: new AbortController().signal, requestId: 'req-e
 /** A vector of an answer as floats, whichever encoding it came in. */
 const floatsOf = (embedding: number[] | string) =>
   typeof embedding === 'string' ? base64ToFloats(embedding) : embedding;
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 export function runEmbeddingsAdapterSuite(adapterCase: EmbeddingsAdapterCase): void {
   describe(`embeddings capability conformance: ${adapterCase.name}`, () => {
