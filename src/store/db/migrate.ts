@@ -13,6 +13,7 @@ import * as budgets from './migrations/0005-budgets.ts';
 import * as audit from './migrations/0006-audit.ts';
 import * as cacheEnabled from './migrations/0007-cache-enabled.ts';
 import * as tierPolicies from './migrations/0008-tier-policies.ts';
+import * as batches from './migrations/0009-batches.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0006-audit': audit,
   '0007-cache-enabled': cacheEnabled,
   '0008-tier-policies': tierPolicies,
+  '0009-batches': batches,
 };
 
 export interface MigrationReport {

@@ -97,6 +97,76 @@ export interface DatabaseSchema {
   spend_outbox: SpendOutboxTable;
   audit_log: AuditLogTable;
   tier_policies: TierPoliciesTable;
+  batch_files: BatchFilesTable;
+  batches: BatchesTable;
+  batch_items: BatchItemsTable;
+}
+
+/** Batch input, output and error files (migration 0009). Times are epoch seconds. */
+export interface BatchFilesTable {
+  id: string;
+  owner_key_id: string;
+  owner_team_id: string | null;
+  /** `batch` (uploaded input) or `batch_output` (written by the worker). */
+  purpose: string;
+  filename: string;
+  bytes: number;
+  line_count: number;
+  created_at: number;
+  /** `database` (bytes in `content`) or `directory` (a file under general_settings.batch_file_store). */
+  storage: string;
+  content: string | null;
+  deleted_at: number | null;
+}
+
+/** One batch (migration 0009): OpenAI's batch object; `*_at` are epoch seconds, JSON columns are text. */
+export interface BatchesTable {
+  id: string;
+  owner_key_id: string;
+  owner_team_id: string | null;
+  endpoint: string;
+  input_file_id: string;
+  completion_window: string;
+  status: string;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  errors: string | null;
+  metadata: string | null;
+  total: number;
+  completed: number;
+  failed: number;
+  created_at: number;
+  in_progress_at: number | null;
+  expires_at: number | null;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  /** 0 or 1: set once by the worker that writes the output files. */
+  finalized: number;
+}
+
+/** One input line of a batch (migration 0009); `not_before` and `lease_expires_at` are epoch ms. */
+export interface BatchItemsTable {
+  batch_id: string;
+  line_index: number;
+  custom_id: string;
+  /** JSON of the line's `body`. */
+  body: string;
+  /** pending, leased, succeeded, failed, cancelled or expired. */
+  status: string;
+  attempts: number;
+  not_before: number;
+  lease_owner: string | null;
+  /** Incremented on every claim; a result is written only while it still matches. */
+  lease_token: number;
+  lease_expires_at: number | null;
+  /** JSON of the output line's `response`. */
+  response: string | null;
+  /** JSON of the output line's `error`. */
+  error: string | null;
 }
 
 /** Output-token limit per organization and exact caller-facing model (migration 0008). */
