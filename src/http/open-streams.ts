@@ -1,7 +1,8 @@
 /**
- * The event streams being written right now, so a shutdown whose grace period ran out can end each
- * with one in-band error event (the caller's SDK raises it) instead of cutting the socket mid-body
- * (issue 9: cut streams had no error event and were logged as 200).
+ * The streams being written right now, so a shutdown whose grace period ran out can end each event
+ * stream with one in-band error event (the caller's SDK raises it) instead of cutting the socket
+ * mid-body (issue 9: cut streams had no error event and were logged as 200). A binary body (speech
+ * audio) has no in-band error: it is destroyed, so the caller sees it incomplete, never complete.
  */
 import type { ServerResponse } from 'node:http';
 
@@ -13,10 +14,10 @@ declare module 'fastify' {
 }
 
 export class OpenStreams {
-  private readonly streams = new Map<ServerResponse, string>();
+  private readonly streams = new Map<ServerResponse, string | null>();
 
-  /** Registers a stream and the event that ends it if it must be cut. */
-  add(response: ServerResponse, cutEvent: string): void {
+  /** Registers a stream and the event that ends it if it must be cut (null: a binary body, destroyed). */
+  add(response: ServerResponse, cutEvent: string | null): void {
     this.streams.set(response, cutEvent);
   }
 
@@ -31,7 +32,8 @@ export class OpenStreams {
     for (const [response, cutEvent] of streams) {
       if (response.destroyed || response.writableEnded) continue;
       (response as ServerResponse & { cut?: boolean }).cut = true;
-      response.end(cutEvent);
+      if (cutEvent === null) response.destroy();
+      else response.end(cutEvent);
     }
     return streams.length;
   }

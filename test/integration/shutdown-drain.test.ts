@@ -6,6 +6,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeOpenAiAudioServer } from '../fakes/fake-openai-audio-server.ts';
 import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
 import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
@@ -19,10 +20,12 @@ describe('draining for a shutdown', () => {
   async function start(): Promise<{
     gateway: TestGateway;
     upstream: FakeOpenAiServer;
+    audio: FakeOpenAiAudioServer;
     logs: any[];
     key: string;
   }> {
     const upstream = await FakeOpenAiServer.start();
+    const audio = await FakeOpenAiAudioServer.start();
     const backend: Backend = sqliteBackend();
     const logs: any[] = [];
     const sink = new Writable({
@@ -37,13 +40,15 @@ describe('draining for a shutdown', () => {
       yaml: `
 model_list:
   - { model_name: slow, params: { provider: openai, model: m, api_base: "${upstream.baseUrl}" }, model_info: { id: slow-1 } }
+  - { model_name: tts, params: { provider: openai, model: t, api_base: "${audio.baseUrl}" }, model_info: { id: tts-1, mode: audio_speech } }
 `,
     });
     cleanups.push(async () => {
       await upstream.close();
+      await audio.close();
       await backend.cleanup();
     });
-    return { gateway, upstream, logs, key: await gateway.createKey() };
+    return { gateway, upstream, audio, logs, key: await gateway.createKey() };
   }
 
   const chat = (gateway: TestGateway, key: string, stream: boolean) =>
@@ -93,5 +98,26 @@ model_list:
           entry.ms > 250,
       ),
     ).toBe(false);
+  });
+
+  it('cuts a speech body still open after the grace period: the caller sees it incomplete, logged as cut', async () => {
+    const { gateway, audio, logs, key } = await start();
+    audio.speech.push({ kind: 'stall', audio: Buffer.alloc(100_000, 3), bytes: 4096 });
+    const response = await fetch(`${gateway.baseUrl}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts', input: 'Hello', voice: 'alloy' }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    expect((await reader.read()).value!.length).toBeGreaterThan(0);
+    const closing = gateway.gateway.close(300, 0);
+    const read = (async () => {
+      for (;;) if ((await reader.read()).done) return 'ended';
+    })();
+    await expect(read).rejects.toThrow();
+    await closing;
+    const line = logs.find((entry) => entry.msg === 'stream cut by shutdown');
+    expect(line).toMatchObject({ url: '/v1/audio/speech', status: 200, cut: true });
   });
 });

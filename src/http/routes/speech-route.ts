@@ -92,6 +92,8 @@ async function writeAudio(
   reply.hijack();
   const response = reply.raw;
   response.writeHead(200, { ...headers, 'x-accel-buffering': 'no' });
+  // A shutdown whose grace period ends destroys the body (no in-band error exists for audio).
+  reply.server.openStreams.add(response, null);
   let status = 200;
   try {
     for (let next = first; !next.done; next = await iterator.next()) {
@@ -107,7 +109,9 @@ async function writeAudio(
     // Ending normally would look complete: the socket is destroyed so the caller sees a cut body.
     response.destroy();
   } finally {
+    reply.server.openStreams.delete(response);
     await iterator.return?.();
-    reply.recordResponse(status);
+    // Cut by a shutdown: logged as the 200 it answered, marked cut (as event streams are).
+    reply.recordResponse((response as { cut?: boolean }).cut ? 200 : status);
   }
 }
