@@ -10,7 +10,7 @@ import { scopeBudget } from '../canonical/budget-window.ts';
 import type { Caller, LimitFields, ScopeKind, ScopePolicy } from '../canonical/caller.ts';
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../lib/error-catalogue.ts';
-import { ApiKeyRepository } from '../store/db/repositories/api-key-repository.ts';
+import { type ApiKeyRecord, ApiKeyRepository } from '../store/db/repositories/api-key-repository.ts';
 import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
 import { TeamRepository } from '../store/db/repositories/team-repository.ts';
 import { UserRepository } from '../store/db/repositories/user-repository.ts';
@@ -115,6 +115,22 @@ export class Authenticator implements InvalidationListener {
     return caller;
   }
 
+  /**
+   * The caller of a stored key by its id, for work done later on the key's behalf (batch items): the
+   * same Caller a request with the key's token gets, read fresh (no cache: a batch item must see a
+   * revocation at once). Throws the same 401 GatewayErrors as `authenticate` for a deleted, blocked or
+   * expired key.
+   */
+  async callerOfKey(keyId: string): Promise<Caller> {
+    const { db, clock } = this.options;
+    const key = await new ApiKeyRepository(db).get(keyId);
+    if (!key) throw errors.invalidApiKey();
+    if (key.blocked) throw errors.blockedApiKey();
+    const caller = await callerOf(db, key);
+    if (caller.expiresAt !== null && caller.expiresAt <= clock.now()) throw errors.expiredApiKey();
+    return caller;
+  }
+
   /** Admin API access: the master key, or the key of a proxy administrator or organization administrator. */
   async authenticateAdmin(authorization: string | undefined): Promise<AdminActor> {
     const caller = await this.authenticate(authorization);
@@ -182,34 +198,37 @@ export class Authenticator implements InvalidationListener {
     const now = clock.now();
     const key = await new ApiKeyRepository(db).findByHash(hash);
     if (!key) return { status: 'missing', caller: undefined, expiresAt: now + NEGATIVE_TTL_MS };
-    const user = key.user_id ? await new UserRepository(db).get(key.user_id) : undefined;
-    const teamId = key.team_id ?? user?.team_id ?? null;
-    const team = teamId ? await new TeamRepository(db).get(teamId) : undefined;
-    const organizationId = team?.organization_id ?? user?.organization_id ?? null;
-    const organization = organizationId
-      ? await new OrganizationRepository(db).get(organizationId)
-      : undefined;
-    const scopes: ScopePolicy[] = [];
-    if (organization) scopes.push(scopePolicy('org', organization.organization_id, organization));
-    if (team) scopes.push(scopePolicy('team', team.team_id, team));
-    if (user) scopes.push(scopePolicy('user', user.user_id, user));
-    scopes.push(scopePolicy('key', key.key_id, key));
-    const caller: Caller = Object.freeze({
-      kind: 'api_key',
-      keyId: key.key_id,
-      keyName: key.key_name,
-      userId: user?.user_id ?? null,
-      teamId: team?.team_id ?? null,
-      organizationId: organization?.organization_id ?? null,
-      userRole: user?.role ?? null,
-      models: key.models,
-      maxParallelRequests: key.max_parallel_requests,
-      cacheEnabled: key.cache_enabled ?? team?.cache_enabled ?? null,
-      scopes,
-      expiresAt: key.expires_at,
-    });
+    const caller = await callerOf(db, key);
     return { status: key.blocked ? 'blocked' : 'ok', caller, expiresAt: now + ttlMs };
   }
+}
+
+/** The Caller of a stored key: its user, team and organization loaded once, scopes in the spec's order. */
+async function callerOf(db: Kysely<DatabaseSchema>, key: ApiKeyRecord): Promise<Caller> {
+  const user = key.user_id ? await new UserRepository(db).get(key.user_id) : undefined;
+  const teamId = key.team_id ?? user?.team_id ?? null;
+  const team = teamId ? await new TeamRepository(db).get(teamId) : undefined;
+  const organizationId = team?.organization_id ?? user?.organization_id ?? null;
+  const organization = organizationId ? await new OrganizationRepository(db).get(organizationId) : undefined;
+  const scopes: ScopePolicy[] = [];
+  if (organization) scopes.push(scopePolicy('org', organization.organization_id, organization));
+  if (team) scopes.push(scopePolicy('team', team.team_id, team));
+  if (user) scopes.push(scopePolicy('user', user.user_id, user));
+  scopes.push(scopePolicy('key', key.key_id, key));
+  return Object.freeze({
+    kind: 'api_key',
+    keyId: key.key_id,
+    keyName: key.key_name,
+    userId: user?.user_id ?? null,
+    teamId: team?.team_id ?? null,
+    organizationId: organization?.organization_id ?? null,
+    userRole: user?.role ?? null,
+    models: key.models,
+    maxParallelRequests: key.max_parallel_requests,
+    cacheEnabled: key.cache_enabled ?? team?.cache_enabled ?? null,
+    scopes,
+    expiresAt: key.expires_at,
+  });
 }
 
 /** A scope's limits and its budget (amounts and window precomputed, so admission does no parsing). */
