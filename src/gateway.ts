@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createSpendAccounting, type SpendAccountingParts } from './accounting/spend-accounting.ts';
 import { SpendQueries } from './accounting/spend-queries.ts';
+import { type BatchFiles, createBatchFiles } from './batch/batch-files.ts';
 import type { Config } from './config/config.ts';
 import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
@@ -72,6 +73,8 @@ export interface Gateway {
   store: SharedStore;
   /** This replica's in-memory tier-policy view (what admission reads). */
   tierPolicies: TierPolicies;
+  /** Batch files (the batch worker writes output files through it); undefined while batches are disabled. */
+  batchFiles: BatchFiles | undefined;
   /**
    * Reports not ready and keeps serving for `preStopMs` (load balancers take the replica out meanwhile),
    * then stops accepting and finishes in-flight requests within `graceMs`; streams still open after it
@@ -253,6 +256,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }),
   });
   const modalities = new ModalityPipeline(pipelineParts);
+  const batchFiles = createBatchFiles(general, database.db, clock);
   const app = await buildApp({
     config,
     logger,
@@ -287,6 +291,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     tierPolicyAdmin,
     tierPolicies,
     settingsBackends: { database: database.dialect, shared_store: store.kind },
+    batchFiles,
   });
 
   return {
@@ -295,6 +300,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     database,
     store,
     tierPolicies,
+    batchFiles,
     async close(
       graceMs = general.shutdown_grace_seconds * 1000,
       preStopMs = general.shutdown_pre_stop_seconds * 1000,

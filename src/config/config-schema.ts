@@ -184,6 +184,8 @@ export const GeneralSettingsSchema = Type.Object(
     telemetry_database_url: Type.Optional(Type.String({ minLength: 1 })),
     spend_finalization_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
     embeddings_batch_enabled: Type.Optional(Type.Boolean()),
+    batch_file_store: Type.Optional(Type.String({ minLength: 1 })),
+    batch_file_max_bytes: Type.Optional(PositiveInteger),
     cache_invalidation_worker_enabled: Type.Optional(Type.Boolean()),
     tier_policy_mode: Type.Optional(Type.Enum(['off', 'shadow', 'enforce'])),
     tier_policy_missing_service_mode: Type.Optional(Type.Enum(['fail_open', 'fail_closed'])),

@@ -89,6 +89,10 @@ export interface GeneralSettings {
   /** Outbox mode: longest wait for a charge's durable acceptance before the answer fails. */
   spend_finalization_timeout_ms: number;
   embeddings_batch_enabled: boolean;
+  /** Where batch files live: `database` (their rows) or an absolute directory (created 0700, files 0600). */
+  batch_file_store: string;
+  /** Largest batch input file POST /v1/files accepts (413 above). */
+  batch_file_max_bytes: number;
   cache_invalidation_worker_enabled: boolean;
   tier_policy_mode: 'off' | 'shadow' | 'enforce';
   tier_policy_missing_service_mode: 'fail_open' | 'fail_closed';

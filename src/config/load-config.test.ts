@@ -31,6 +31,18 @@ describe('configuration loading', () => {
     ).toBe('outbox');
   });
 
+  it('takes batch_file_store as database or an absolute directory, and defaults the batch file limit', () => {
+    expect(issuesOf('general_settings:\n  batch_file_store: relative/dir\n')).toEqual([
+      "general_settings.batch_file_store: must be 'database' or an absolute directory path",
+    ]);
+    const general = parseConfig('general_settings:\n  batch_file_store: /srv/batch-files\n', {
+      ...base,
+    }).general_settings;
+    expect(general.batch_file_store).toBe('/srv/batch-files');
+    expect(general.batch_file_max_bytes).toBe(200 * 1024 * 1024);
+    expect(parseConfig('model_list: []', { ...base }).general_settings.batch_file_store).toBe('database');
+  });
+
   it("reads LiteLLM's aws_bedrock_runtime_endpoint as the deployment's api_base, under the URL policy", () => {
     const config = parseConfig(
       'model_list:\n  - model_name: b\n    litellm_params:\n      model: bedrock/anthropic.claude-test\n      aws_region_name: us-east-1\n      aws_bedrock_runtime_endpoint: https://bedrock.internal.example\n',
@@ -94,7 +106,7 @@ describe('configuration loading', () => {
     );
     expect(issues).toHaveLength(21);
     expect(issues).toContain(
-      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, max_upload_bytes, max_upload_spool_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, response_cache, audit_retention_days)',
+      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, batch_file_store, batch_file_max_bytes, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, max_upload_bytes, max_upload_spool_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, response_cache, audit_retention_days)',
     );
     expect(issues.some((issue) => issue.startsWith('general_settings.max_request_body_bytes:'))).toBe(true);
     expect(issues.some((issue) => issue.startsWith('router_settings.num_retries:'))).toBe(true);

@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
 import { parseDocument, type ScalarTag, type Tags } from 'yaml';
@@ -217,6 +217,9 @@ function buildConfig(
     issues.push('general_settings.max_upload_bytes: must be at least max_request_body_bytes');
   if ((general.max_upload_spool_bytes ?? Infinity) < maxUploadBytes(general))
     issues.push('general_settings.max_upload_spool_bytes: must be at least max_upload_bytes');
+  const store = general.batch_file_store;
+  if (store !== undefined && store !== 'database' && !isAbsolute(store))
+    issues.push(`general_settings.batch_file_store: must be 'database' or an absolute directory path`);
   const tierModes = resolveTierModes(general, options.env, issues);
   const groups = new Set(modelList.map((model) => model.model_name));
   const fallbacks = buildFallbacks(router.fallbacks, 'router_settings.fallbacks', groups, issues);
@@ -272,6 +275,9 @@ function buildConfig(
         general.telemetry_database_url ?? general.database_url ?? join(options.dataDir, 'switchboard.db'),
       spend_finalization_timeout_ms: general.spend_finalization_timeout_ms ?? 5_000,
       embeddings_batch_enabled: general.embeddings_batch_enabled ?? false,
+      batch_file_store: general.batch_file_store ?? 'database',
+      // OpenAI's limit of a batch input file.
+      batch_file_max_bytes: general.batch_file_max_bytes ?? 200 * 1024 * 1024,
       cache_invalidation_worker_enabled: general.cache_invalidation_worker_enabled ?? true,
       tier_policy_mode: tierModes.tier_policy_mode,
       tier_policy_missing_service_mode: tierModes.tier_policy_missing_service_mode,

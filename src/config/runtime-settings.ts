@@ -33,6 +33,8 @@ const SHOWN_GENERAL = [
   'spend_ingestion_mode',
   'spend_finalization_timeout_ms',
   'embeddings_batch_enabled',
+  'batch_file_store',
+  'batch_file_max_bytes',
   'cache_invalidation_worker_enabled',
   'auth_cache_ttl_seconds',
   'max_request_body_bytes',

@@ -9,6 +9,7 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { SpendQueries } from '../accounting/spend-queries.ts';
+import type { BatchFiles } from '../batch/batch-files.ts';
 import type { Config } from '../config/config.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
 import type { IdentityAdmin } from '../identity/identity-admin.ts';
@@ -62,6 +63,8 @@ export interface AppDependencies {
   /** Tier policies: the admin use cases and the in-memory view admission reads. */
   tierPolicyAdmin: TierPolicyAdmin;
   tierPolicies: TierPolicies;
+  /** Batch files (POST/GET/DELETE /v1/files); undefined while batches are disabled. */
+  batchFiles?: BatchFiles | undefined;
   /** Which backends this replica uses (GET /ui/api/settings shows kinds, never URLs). */
   settingsBackends: { database: string; shared_store: string };
 }

@@ -19,6 +19,7 @@ import { registerCacheRoutes } from './routes/cache-routes.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
 import { registerCompletionsRoute } from './routes/completions-route.ts';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.ts';
+import { registerFileRoutes } from './routes/file-routes.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
 import { registerImagesRoute } from './routes/images-route.ts';
@@ -86,6 +87,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerRerankRoute(app, deps);
   registerSpeechRoute(app, deps);
   registerTranscriptionsRoute(app, deps);
+  registerFileRoutes(app, deps);
   registerMcpGatewayRoute(app, deps);
   registerMcpServerRoutes(app, deps);
   registerMcpAccessRoutes(app, deps);

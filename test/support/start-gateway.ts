@@ -40,6 +40,12 @@ export interface StartOptions {
    * one that has run before (a live marker is put there when none is).
    */
   freshStore?: boolean;
+  /**
+   * Turns files and batches on (test-only): general_settings.embeddings_batch_enabled stays refused by
+   * the configuration loader until the feature is reviewed (config/inert-settings.ts NOT_BUILT_YET), so
+   * the loaded configuration is copied with the switch set, as the loader will produce once it is lifted.
+   */
+  batches?: boolean;
 }
 
 const defaultModels = `
@@ -52,12 +58,15 @@ model_list:
 export async function startTestGateway(options: StartOptions): Promise<TestGateway> {
   const masterKey = options.masterKey ?? 'sk-test-master-key';
   const yaml = `${options.yaml ?? defaultModels}\ngeneral_settings:\n${options.backend.generalSettingsYaml}${options.generalSettings ?? ''}`;
-  const config = parseConfig(yaml, {
+  const parsed = parseConfig(yaml, {
     path: undefined,
     env: { ...process.env, ...options.env },
     dataDir: '/nonexistent',
     source: 'test',
   });
+  const config = options.batches
+    ? { ...parsed, general_settings: { ...parsed.general_settings, embeddings_batch_enabled: true } }
+    : parsed;
   if (options.backend.redisUrl && !options.freshStore)
     await ensureLiveEpoch(options.backend.redisUrl, options.backend.prefix);
   const gateway = await createGateway({

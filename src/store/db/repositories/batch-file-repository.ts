@@ -96,6 +96,11 @@ export class BatchFileRepository {
     return { items: rows.slice(0, request.limit).map(toRecord), hasMore: rows.length > request.limit };
   }
 
+  /** Sets the line count of a file written as a stream (known only at its end). */
+  async setLineCount(id: string, lineCount: number): Promise<void> {
+    await this.db.updateTable('batch_files').set({ line_count: lineCount }).where('id', '=', id).execute();
+  }
+
   /** Marks the file deleted and drops database-stored bytes; false when it was not there. */
   async markDeleted(id: string, now: number): Promise<boolean> {
     const result = await this.db
