@@ -3,9 +3,6 @@
  * on SQLite and PostgreSQL: the openai SDK's files.create / retrieve / content / list / delete, hostile
  * input files refused with the line and field named and nothing stored, and visibility between teams.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { availableBackends } from '../support/available-backends.ts';
