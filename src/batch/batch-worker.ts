@@ -1,0 +1,204 @@
+/**
+ * The batch worker. Each tick: advance batch lifecycles (validating → in_progress; expiry after the
+ * window; cancelling batches close their unrun items), claim a small fair share of ready items
+ * (fair-order.ts) under fenced leases, run them as governed calls with the owner's identity
+ * (item-runner.ts), record results or retry/delay them (item-decisions.ts), and finalize batches with
+ * nothing left (batch-finalizer.ts). A revoked, blocked or expired owner key fails the batch's
+ * remaining items. Time comes from the injected clock; `start` repeats ticks until `stop`.
+ */
+import type { Kysely } from 'kysely';
+import type { Caller } from '../canonical/caller.ts';
+import { masterCaller } from '../identity/authenticator.ts';
+import type { Clock } from '../lib/clock.ts';
+import { isGatewayError } from '../lib/gateway-error.ts';
+import type { Dialect } from '../store/db/create-database.ts';
+import {
+  BatchItemLeaseRepository,
+  type ClaimedItem,
+} from '../store/db/repositories/batch-item-lease-repository.ts';
+import { BatchRepository } from '../store/db/repositories/batch-repository.ts';
+import type { DatabaseSchema } from '../store/db/tables.ts';
+import { type BatchFiles, MASTER_OWNER } from './batch-files.ts';
+import { finalizeBatch } from './batch-finalizer.ts';
+import { NOT_RUN } from './batch-lines.ts';
+import { fairOrder, shareSlots } from './fair-order.ts';
+import { DEFAULT_RETRY_POLICY, decideFailure, type RetryPolicy } from './item-decisions.ts';
+import { type ItemPipelines, runItem } from './item-runner.ts';
+
+export interface BatchWorkerOptions {
+  db: Kysely<DatabaseSchema>;
+  dialect: Dialect;
+  files: Pick<BatchFiles, 'writeOutput'>;
+  pipelines: ItemPipelines;
+  /** The owner's Caller (Authenticator.callerOfKey); throws a 401 GatewayError for a key that is gone. */
+  callerOfKey(keyId: string): Promise<Caller>;
+  clock: Clock;
+  workerId: string;
+  leaseMs?: number;
+  /** Items claimed per tick, across batches. */
+  claimSize?: number;
+  retry?: RetryPolicy;
+  /** Called per finished item and per reclaimed lease (metrics). */
+  onItem?: (outcome: 'succeeded' | 'failed' | 'retried' | 'delayed' | 'discarded') => void;
+  onReclaims?: (count: number) => void;
+  onError?: (error: unknown) => void;
+}
+
+export class BatchWorker {
+  private readonly options: BatchWorkerOptions;
+  private readonly leases: BatchItemLeaseRepository;
+  private readonly batches: BatchRepository;
+  private lastOwner: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  /** Epoch ms of the last completed tick (readiness: a worker that stops ticking is stale). */
+  lastTickAt: number | undefined;
+
+  constructor(options: BatchWorkerOptions) {
+    this.options = options;
+    this.leases = new BatchItemLeaseRepository(options.db, options.dialect);
+    this.batches = new BatchRepository(options.db);
+  }
+
+  /** One round; returns how many items ran. */
+  async tick(): Promise<number> {
+    await this.advance();
+    const now = this.options.clock.now();
+    const reclaims = await this.leases.expiredLeases(now);
+    if (reclaims > 0) this.options.onReclaims?.(reclaims);
+    const ready = await this.leases.readyBatches(now);
+    const owners = new Map(ready.map((batch) => [batch.batchId, batch.ownerTeamId ?? batch.ownerKeyId]));
+    const order = fairOrder(
+      ready.map((batch) => ({
+        batchId: batch.batchId,
+        ownerKey: owners.get(batch.batchId)!,
+        createdAt: batch.createdAt,
+      })),
+      this.lastOwner,
+    );
+    if (order.length > 0) this.lastOwner = owners.get(order[0]!);
+    const share = shareSlots(
+      order,
+      new Map(ready.map((batch) => [batch.batchId, batch.ready])),
+      this.options.claimSize ?? 8,
+    );
+    const claimed: Array<{ item: ClaimedItem; ownerKeyId: string }> = [];
+    for (const [batchId, count] of share) {
+      const items = await this.leases.claim(
+        batchId,
+        count,
+        this.options.workerId,
+        now,
+        this.options.leaseMs ?? 120_000,
+      );
+      const ownerKeyId = ready.find((batch) => batch.batchId === batchId)!.ownerKeyId;
+      for (const item of items) claimed.push({ item, ownerKeyId });
+    }
+    await Promise.all(claimed.map(({ item, ownerKeyId }) => this.runOne(item, ownerKeyId)));
+    await this.advance();
+    this.lastTickAt = this.options.clock.now();
+    return claimed.length;
+  }
+
+  /** Ticks every `idleMs` while idle, at once while there is work, until stop(). */
+  start(idleMs = 500): void {
+    this.stopped = false;
+    const loop = async (): Promise<void> => {
+      let ran = 0;
+      try {
+        ran = await this.tick();
+      } catch (error) {
+        this.options.onError?.(error);
+      }
+      if (this.stopped) return;
+      this.timer = setTimeout(
+        () => {
+          this.running = loop();
+        },
+        ran > 0 ? 0 : idleMs,
+      );
+    };
+    this.running = loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private async runOne(item: ClaimedItem, ownerKeyId: string): Promise<void> {
+    const lease = { batchId: item.batchId, lineIndex: item.lineIndex, token: item.token };
+    const batch = await this.batches.get(item.batchId);
+    if (!batch) return;
+    let caller: Caller;
+    try {
+      caller = ownerKeyId === MASTER_OWNER ? masterCaller : await this.options.callerOfKey(ownerKeyId);
+    } catch (error) {
+      if (!isGatewayError(error) || error.status !== 401) throw error;
+      const reason = JSON.stringify({ code: error.code, message: `The batch owner's key: ${error.message}` });
+      await this.leases.closeUnrun(item.batchId, 'failed', reason, this.options.clock.now(), true);
+      return;
+    }
+    const requestId = `${item.batchId}-${item.lineIndex}-${item.token}`;
+    const run = await runItem(
+      this.options.pipelines,
+      batch.endpoint,
+      item.body,
+      caller,
+      requestId,
+      new AbortController().signal,
+    );
+    if (run.kind === 'answered') {
+      const stored = await this.leases.complete(lease, {
+        outcome: 'succeeded',
+        response: JSON.stringify(run.response),
+        error: null,
+      });
+      this.options.onItem?.(stored ? 'succeeded' : 'discarded');
+      return;
+    }
+    const now = this.options.clock.now();
+    const decision = decideFailure(run, item.attempts, now, this.options.retry ?? DEFAULT_RETRY_POLICY);
+    if (decision.kind === 'fail') {
+      const stored = await this.leases.complete(lease, {
+        outcome: 'failed',
+        response: JSON.stringify(run.response),
+        error: null,
+      });
+      this.options.onItem?.(stored ? 'failed' : 'discarded');
+      return;
+    }
+    const stored = await this.leases.release(lease, decision.notBefore, decision.kind === 'retry');
+    this.options.onItem?.(stored ? (decision.kind === 'retry' ? 'retried' : 'delayed') : 'discarded');
+  }
+
+  /** Lifecycle moves of unfinished batches, and finalization of those with nothing left to run. */
+  private async advance(): Promise<void> {
+    const now = this.options.clock.now();
+    const seconds = Math.floor(now / 1000);
+    for (const batch of await this.batches.listByStatus(
+      ['validating', 'in_progress', 'cancelling', 'finalizing'],
+      100,
+    )) {
+      if (batch.finalized) continue;
+      if (batch.status === 'validating')
+        await this.batches.update(batch.id, { status: 'in_progress', in_progress_at: seconds }, [
+          'validating',
+        ]);
+      const expired =
+        batch.status !== 'cancelling' && batch.expires_at !== null && batch.expires_at <= seconds;
+      if (expired)
+        await this.leases.closeUnrun(batch.id, 'expired', JSON.stringify(NOT_RUN.expired), now, true);
+      if (batch.status === 'cancelling')
+        await this.leases.closeUnrun(batch.id, 'cancelled', JSON.stringify(NOT_RUN.cancelled), now);
+      if ((await this.leases.unfinished(batch.id)) === 0)
+        await finalizeBatch(
+          { db: this.options.db, files: this.options.files, clock: this.options.clock },
+          batch.id,
+          expired,
+        );
+    }
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The batch worker on SQLite and PostgreSQL with scripted pipelines (issue 15): items run with the
+ * owner's identity and the batch finalizes with output and error files in OpenAI's format; a 429
+ * delays an item without failing it; the window's expiry and a cancel close unrun items; a revoked
+ * owner key fails the remaining items. Time is a manual clock.
+ */
+import { text } from 'node:stream/consumers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BatchFiles } from '../../src/batch/batch-files.ts';
+import { BatchWorker } from '../../src/batch/batch-worker.ts';
+import type { ItemPipelines } from '../../src/batch/item-runner.ts';
+import type { Caller } from '../../src/canonical/caller.ts';
+import { masterCaller } from '../../src/identity/authenticator.ts';
+import { errors } from '../../src/lib/error-catalogue.ts';
+import { GatewayError } from '../../src/lib/gateway-error.ts';
+import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
+import { migrateToLatest } from '../../src/store/db/migrate.ts';
+import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
+import { availableBackends } from '../support/available-backends.ts';
+import type { Backend } from '../support/backends.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+
+const owner: Caller = { ...masterCaller, kind: 'api_key', keyId: 'key-1' };
+
+describe.each(await availableBackends())('batch worker on %s', (_name, makeBackend) => {
+  let backend: Backend;
+  let database: Database;
+  let batches: BatchRepository;
+  let files: BatchFiles;
+  const clock = new ManualClock();
+
+  beforeAll(async () => {
+    backend = makeBackend();
+    database = await createDatabase({
+      url: backend.databaseUrl,
+      poolSize: 4,
+      ...(backend.schema ? { schema: backend.schema } : {}),
+    });
+    await migrateToLatest(database);
+    batches = new BatchRepository(database.db);
+    files = new BatchFiles({
+      db: database.db,
+      store: 'database',
+      clock,
+      limits: { maxLines: 50_000, maxLineBytes: 1_000_000, lineSetting: 'batch_line_max_bytes' },
+    });
+  });
+  afterAll(async () => {
+    await database?.close();
+    await backend?.cleanup();
+  });
+
+  /** Chat answers `{"echo": <content>}`; a content naming a status is refused with it. */
+  const seenCallers: Array<string | null> = [];
+  let refusals: Record<string, GatewayError> = {};
+  const pipelines: ItemPipelines = {
+    modalities: { embed: () => Promise.reject(new Error('not used')) },
+    text: {
+      run: async (request, context) => {
+        seenCallers.push(context.caller.keyId);
+        const content = String(request.messages[0]?.content);
+        const refusal = refusals[content];
+        if (refusal) throw refusal;
+        return {
+          kind: 'json',
+          response: {} as never,
+          json: JSON.stringify({ echo: content }),
+          deploymentId: 'd',
+          attempts: 1,
+          headers: {},
+        };
+      },
+    },
+  };
+
+  const worker = (callerOfKey: (keyId: string) => Promise<Caller> = async () => owner) =>
+    new BatchWorker({
+      db: database.db,
+      dialect: database.dialect,
+      files,
+      pipelines,
+      callerOfKey,
+      clock,
+      workerId: 'w1',
+    });
+
+  const createBatch = async (id: string, contents: string[], status = 'validating') => {
+    const now = Math.floor(clock.now() / 1000);
+    await batches.create(
+      {
+        id,
+        owner_key_id: 'key-1',
+        owner_team_id: null,
+        endpoint: '/v1/chat/completions',
+        input_file_id: 'file-in',
+        completion_window: '24h',
+        status,
+        output_file_id: null,
+        error_file_id: null,
+        errors: null,
+        metadata: null,
+        total: contents.length,
+        completed: 0,
+        failed: 0,
+        created_at: now,
+        in_progress_at: null,
+        expires_at: now + 86_400,
+        finalizing_at: null,
+        completed_at: null,
+        failed_at: null,
+        expired_at: null,
+        cancelling_at: null,
+        cancelled_at: null,
+        finalized: 0,
+      },
+      contents.map((content, index) => ({
+        line_index: index,
+        custom_id: `c${index}`,
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content }] }),
+      })),
+    );
+  };
+
+  const lines = async (fileId: string | null | undefined) => {
+    if (!fileId) return [];
+    const file = await files.get(fileId, { all: true });
+    return (await text(await files.content(file!)))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+  };
+
+  it('runs every item with the owner and writes output and error files', async () => {
+    refusals = { bad: errors.invalidRequest('no good', 'messages') };
+    await createBatch('batch_run', ['a', 'bad', 'c']);
+    await worker().tick();
+    const batch = await batches.get('batch_run');
+    expect(batch).toMatchObject({ status: 'completed', completed: 2, failed: 1 });
+    expect(seenCallers).toContain('key-1');
+    const output = await lines(batch?.output_file_id);
+    expect(output.map((line) => [line.custom_id, line.response.body.echo, line.error])).toEqual([
+      ['c0', 'a', null],
+      ['c2', 'c', null],
+    ]);
+    const failed = await lines(batch?.error_file_id);
+    expect(failed).toEqual([
+      expect.objectContaining({
+        custom_id: 'c1',
+        response: expect.objectContaining({ status_code: 400 }),
+        error: null,
+      }),
+    ]);
+  });
+
+  it('delays an item refused with 429 and runs it after retry-after', async () => {
+    refusals = {
+      slow: new GatewayError({
+        status: 429,
+        type: 'rate_limit_error',
+        code: 'rate_limited',
+        message: 'x',
+        retryAfter: 5,
+      }),
+    };
+    await createBatch('batch_delay', ['slow']);
+    const run = worker();
+    await run.tick();
+    expect(await batches.get('batch_delay')).toMatchObject({ status: 'in_progress', failed: 0 });
+    refusals = {};
+    clock.advance(4_000);
+    expect(await run.tick()).toBe(0);
+    clock.advance(1_000);
+    await run.tick();
+    expect(await batches.get('batch_delay')).toMatchObject({ status: 'completed', completed: 1 });
+  });
+
+  it('expires a batch after its window with unrun items in the error file', async () => {
+    refusals = {
+      wait: new GatewayError({
+        status: 429,
+        type: 'rate_limit_error',
+        code: 'rate_limited',
+        message: 'x',
+        retryAfter: 60,
+      }),
+    };
+    await createBatch('batch_expire', ['wait', 'wait']);
+    const run = worker();
+    await run.tick();
+    clock.advance(86_401_000);
+    await run.tick();
+    const batch = await batches.get('batch_expire');
+    expect(batch?.status).toBe('expired');
+    expect(batch?.expired_at).not.toBeNull();
+    const failed = await lines(batch?.error_file_id);
+    expect(failed.map((line) => line.error.code)).toEqual(['batch_expired', 'batch_expired']);
+    refusals = {};
+  });
+
+  it('cancels: no new items run and the batch finalizes as cancelled', async () => {
+    await createBatch('batch_cancel', ['x', 'y'], 'cancelling');
+    const before = seenCallers.length;
+    await worker().tick();
+    const batch = await batches.get('batch_cancel');
+    expect(batch?.status).toBe('cancelled');
+    expect(seenCallers.length).toBe(before);
+    expect((await lines(batch?.error_file_id)).map((line) => line.error.code)).toEqual([
+      'batch_cancelled',
+      'batch_cancelled',
+    ]);
+  });
+
+  it('fails the remaining items when the owner key is revoked', async () => {
+    await createBatch('batch_revoked', ['a', 'b']);
+    await worker(async () => {
+      throw errors.blockedApiKey();
+    }).tick();
+    const batch = await batches.get('batch_revoked');
+    expect(batch).toMatchObject({ status: 'failed', failed: 2, completed: 0 });
+  });
+});
