@@ -3,9 +3,11 @@
  * app) and knows how to take it down in order. Used by the CLI and by tests that need a real gateway.
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { createSpendAccounting, type SpendAccountingParts } from './accounting/spend-accounting.ts';
 import { SpendQueries } from './accounting/spend-queries.ts';
 import { type BatchFiles, createBatchFiles } from './batch/batch-files.ts';
+import { BatchWorker } from './batch/batch-worker.ts';
 import type { Config } from './config/config.ts';
 import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
@@ -45,6 +47,7 @@ import { createDatabase, type Database } from './store/db/create-database.ts';
 import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
 import { AuditRepository } from './store/db/repositories/audit-repository.ts';
+import { BatchRepository } from './store/db/repositories/batch-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
 import { createSharedStore } from './store/shared/create-shared-store.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
@@ -61,6 +64,8 @@ export interface GatewayOptions {
   storeClock?: Clock;
   /** PostgreSQL schema to use (tests isolate themselves with it). */
   databaseSchema?: string;
+  /** Run the batch worker in this process when batches are enabled (default true). */
+  batchWorker?: boolean;
   /** Apply migrations at start (the cluster primary does it once, before forking). */
   migrate?: boolean;
   collectProcessMetrics?: boolean;
@@ -257,6 +262,23 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const modalities = new ModalityPipeline(pipelineParts);
   const batchFiles = createBatchFiles(general, database.db, clock);
+  const batchRows = batchFiles ? new BatchRepository(database.db) : undefined;
+  // The in-gateway batch worker (default on when batches are enabled; `--batch-worker off` leaves the
+  // items to separate `switchboard batch-worker` processes).
+  const batchWorker =
+    batchFiles && (options.batchWorker ?? true)
+      ? new BatchWorker({
+          db: database.db,
+          dialect: database.dialect,
+          files: batchFiles,
+          pipelines: { text, modalities },
+          callerOfKey: (keyId) => authenticator.callerOfKey(keyId),
+          clock,
+          workerId: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+          onError: (error) => logger.warn({ err: error }, 'batch worker round failed'),
+        })
+      : undefined;
+  batchWorker?.start();
   const app = await buildApp({
     config,
     logger,
@@ -292,6 +314,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     tierPolicies,
     settingsBackends: { database: database.dialect, shared_store: store.kind },
     batchFiles,
+    batches: batchRows,
   });
 
   return {
@@ -325,6 +348,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(idleSweep);
       clearTimeout(deadline);
       clearTimeout(forceClose);
+      await batchWorker?.stop();
       await registry.close();
       await spend.close();
       await mcp.close();

@@ -27,6 +27,7 @@ import type { ReportSources } from '../routing/deployment-report.ts';
 import type { FallbackEventLog } from '../routing/fallback-events.ts';
 import type { ModelRegistry } from '../routing/model-registry.ts';
 import type { AuditRepository } from '../store/db/repositories/audit-repository.ts';
+import type { BatchRepository } from '../store/db/repositories/batch-repository.ts';
 import type { SharedStore } from '../store/shared/shared-store.ts';
 
 export type App = FastifyInstance<
@@ -65,6 +66,8 @@ export interface AppDependencies {
   tierPolicies: TierPolicies;
   /** Batch files (POST/GET/DELETE /v1/files); undefined while batches are disabled. */
   batchFiles?: BatchFiles | undefined;
+  /** Batch rows (POST/GET /v1/batches); undefined while batches are disabled. */
+  batches?: BatchRepository | undefined;
   /** Which backends this replica uses (GET /ui/api/settings shows kinds, never URLs). */
   settingsBackends: { database: string; shared_store: string };
 }

@@ -15,6 +15,7 @@ import { errorHandlerPlugin, sendGatewayError, toGatewayError } from './plugins/
 import { openApiPlugin } from './plugins/openapi.ts';
 import { requestMetricsPlugin } from './plugins/request-metrics.ts';
 import { registerAuditRoutes } from './routes/audit-routes.ts';
+import { registerBatchRoutes } from './routes/batch-routes.ts';
 import { registerCacheRoutes } from './routes/cache-routes.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
 import { registerCompletionsRoute } from './routes/completions-route.ts';
@@ -88,6 +89,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerSpeechRoute(app, deps);
   registerTranscriptionsRoute(app, deps);
   registerFileRoutes(app, deps);
+  registerBatchRoutes(app, deps);
   registerMcpGatewayRoute(app, deps);
   registerMcpServerRoutes(app, deps);
   registerMcpAccessRoutes(app, deps);
