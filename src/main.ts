@@ -38,6 +38,8 @@ Options (each has an environment variable; the flag wins):
   --workers N       worker processes sharing the port (default 1) GATEWAY_WORKERS
   --data-dir DIR    folder for the embedded default's files       GATEWAY_DATA_DIR
                     (default ./.switchboard)
+  --batch-worker on|off  run the batch worker in this process      GATEWAY_BATCH_WORKER
+                    (default on; only when general_settings.embeddings_batch_enabled)
   --log-level LVL   fatal, error, warn, info, debug, trace        LOG_LEVEL
                     (default info)
   -h, --help        show this help
@@ -57,6 +59,8 @@ interface CliOptions {
   workers: number;
   dataDir: string;
   logLevel: string;
+  /** Run the batch worker in this process (when batches are enabled). */
+  batchWorker: boolean;
 }
 
 function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
@@ -70,6 +74,7 @@ function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
       workers: { type: 'string' },
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
+      'batch-worker': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -85,10 +90,16 @@ function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
     workers: integerOption('--workers', values.workers ?? env.GATEWAY_WORKERS ?? '1', 1, 256),
     dataDir: resolve(values['data-dir'] ?? env.GATEWAY_DATA_DIR ?? '.switchboard'),
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
+    batchWorker: onOff('--batch-worker', values['batch-worker'] ?? env.GATEWAY_BATCH_WORKER ?? 'on'),
   };
 }
 
 class UsageError extends Error {}
+
+function onOff(name: string, value: string): boolean {
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new UsageError(`${name} must be on or off (got '${value}')`);
+}
 
 function integerOption(name: string, value: string, min: number, max: number): number {
   const number = Number(value);
@@ -158,7 +169,13 @@ async function serveWorker(
   logger: Logger,
   migrateAtStart: boolean,
 ): Promise<void> {
-  const gateway = await createGateway({ config, masterKey, logger, migrate: migrateAtStart });
+  const gateway = await createGateway({
+    config,
+    masterKey,
+    logger,
+    migrate: migrateAtStart,
+    batchWorker: options.batchWorker,
+  });
   const address = await gateway.app.listen({ port: options.port, host: options.host });
   if (cluster.isPrimary) {
     logger.info(

@@ -46,6 +46,15 @@ describe('the switchboard command', () => {
     expect(stderr).toContain('--help');
   });
 
+  it('takes --batch-worker on or off only (GATEWAY_BATCH_WORKER likewise), with exit code 2 otherwise', async () => {
+    const flag = await runCli(['--batch-worker', 'maybe']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("--batch-worker must be on or off (got 'maybe')");
+    const env = await runCli(['--help'], { GATEWAY_BATCH_WORKER: 'yes' });
+    expect(env.code).toBe(0);
+    expect(env.stdout).toContain('--batch-worker on|off');
+  });
+
   it('exits non-zero with a precise message on a bad config, without listening', async () => {
     const folder = tempFolder();
     const config = join(folder, 'bad.yaml');
