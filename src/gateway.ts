@@ -80,6 +80,8 @@ export interface Gateway {
   tierPolicies: TierPolicies;
   /** Batch files (the batch worker writes output files through it); undefined while batches are disabled. */
   batchFiles: BatchFiles | undefined;
+  /** The in-process batch worker, when this process runs one. */
+  batchWorker: BatchWorker | undefined;
   /**
    * Reports not ready and keeps serving for `preStopMs` (load balancers take the replica out meanwhile),
    * then stops accepting and finishes in-flight requests within `graceMs`; streams still open after it
@@ -279,6 +281,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         })
       : undefined;
   batchWorker?.start();
+  if (batchWorker) {
+    readiness.addProbe({ name: 'batch_worker', check: async () => batchWorker.checkAlive() }, true);
+  }
   const app = await buildApp({
     config,
     logger,
@@ -324,6 +329,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     store,
     tierPolicies,
     batchFiles,
+    batchWorker,
     async close(
       graceMs = general.shutdown_grace_seconds * 1000,
       preStopMs = general.shutdown_pre_stop_seconds * 1000,

@@ -52,6 +52,7 @@ export class BatchWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private lastBeatAt: number | undefined;
   /** Epoch ms of the last completed tick (readiness: a worker that stops ticking is stale). */
   lastTickAt: number | undefined;
 
@@ -61,8 +62,21 @@ export class BatchWorker {
     this.batches = new BatchRepository(options.db);
   }
 
+  /**
+   * Readiness (spec: dead or stale required workers give 503): throws unless the worker is started and a
+   * round began or ended within two lease periods.
+   */
+  checkAlive(): void {
+    if (this.stopped) throw new Error('the batch worker is not running');
+    const beat = this.lastBeatAt;
+    const staleMs = 2 * (this.options.leaseMs ?? 120_000);
+    if (beat === undefined || this.options.clock.now() - beat > staleMs)
+      throw new Error(`the batch worker made no round for more than ${staleMs} ms`);
+  }
+
   /** One round; returns how many items ran. */
   async tick(): Promise<number> {
+    this.lastBeatAt = this.options.clock.now();
     await this.advance();
     const now = this.options.clock.now();
     const reclaims = await this.leases.expiredLeases(now);
@@ -98,6 +112,7 @@ export class BatchWorker {
     await Promise.all(claimed.map(({ item, ownerKeyId }) => this.runOne(item, ownerKeyId)));
     await this.advance();
     this.lastTickAt = this.options.clock.now();
+    this.lastBeatAt = this.lastTickAt;
     return claimed.length;
   }
 

@@ -32,13 +32,22 @@ export interface ReadinessOptions {
 }
 
 export class Readiness {
-  private readonly options: ReadinessOptions;
+  private options: ReadinessOptions;
   private cached: { report: ReadinessReport; at: number } | undefined;
   private refreshing: Promise<ReadinessReport> | undefined;
   private draining = false;
 
   constructor(options: ReadinessOptions) {
     this.options = options;
+  }
+
+  /** A probe of a component started after the readiness object (the batch worker); `required` gates it. */
+  addProbe(probe: ReadinessProbe, required: boolean): void {
+    this.options = {
+      ...this.options,
+      probes: [...this.options.probes, probe],
+      required: required ? [...this.options.required, probe.name] : this.options.required,
+    };
   }
 
   startDraining(): void {

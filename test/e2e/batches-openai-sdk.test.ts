@@ -109,6 +109,18 @@ describe.each(await availableBackends())('batches with the openai SDK on %s', (_
     }
   });
 
+  it('reports the running batch worker in readiness', async () => {
+    const response = await fetch(`${gateway.baseUrl}/health/readiness`);
+    const body = (await response.json()) as { checks: Record<string, boolean> };
+    expect(body.checks.batch_worker).toBe(true);
+    await gateway.gateway.batchWorker?.stop();
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // the one-second readiness cache
+    const stopped = await fetch(`${gateway.baseUrl}/health/readiness`);
+    expect(stopped.status).toBe(503);
+    expect(((await stopped.json()) as { checks: Record<string, boolean> }).checks.batch_worker).toBe(false);
+    gateway.gateway.batchWorker?.start();
+  });
+
   it('refuses a bad completion_window, endpoint or file with a 400 naming it', async () => {
     const file = await upload([embedLine('a')]);
     const refusal = async (body: Record<string, unknown>) => {
