@@ -3,11 +3,11 @@
  * app) and knows how to take it down in order. Used by the CLI and by tests that need a real gateway.
  */
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { createSpendAccounting, type SpendAccountingParts } from './accounting/spend-accounting.ts';
 import { SpendQueries } from './accounting/spend-queries.ts';
 import { type BatchFiles, createBatchFiles } from './batch/batch-files.ts';
-import { BatchWorker } from './batch/batch-worker.ts';
+import type { BatchWorker } from './batch/batch-worker.ts';
+import { startBatchWorker } from './batch/start-batch-worker.ts';
 import type { Config } from './config/config.ts';
 import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
@@ -35,17 +35,17 @@ import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
 import { ModalityPipeline } from './proxy/modality-pipeline.ts';
+import { endpointsOfGroups } from './proxy/request-admission.ts';
 import { ResponseCache } from './proxy/response-cache.ts';
 import { TextPipeline } from './proxy/text-pipeline.ts';
 import { DeploymentHealth } from './routing/deployment-health.ts';
 import { FallbackEventLog } from './routing/fallback-events.ts';
-import { buildModelRegistry, type ModelGroup } from './routing/model-registry.ts';
+import { buildModelRegistry } from './routing/model-registry.ts';
 import { Router } from './routing/router.ts';
 import { createStrategy } from './routing/strategies/create-strategy.ts';
 import { AuditRetention } from './store/db/audit-retention.ts';
-import { createDatabase, type Database } from './store/db/create-database.ts';
-import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
-import { migrateToLatest } from './store/db/migrate.ts';
+import type { Database } from './store/db/create-database.ts';
+import { openDatabase } from './store/db/open-database.ts';
 import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { BatchRepository } from './store/db/repositories/batch-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
@@ -265,25 +265,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const modalities = new ModalityPipeline(pipelineParts);
   const batchFiles = createBatchFiles(general, database.db, clock);
   const batchRows = batchFiles ? new BatchRepository(database.db) : undefined;
-  // The in-gateway batch worker (default on when batches are enabled; `--batch-worker off` leaves the
-  // items to separate `switchboard batch-worker` processes).
   const batchWorker =
     batchFiles && (options.batchWorker ?? true)
-      ? new BatchWorker({
-          db: database.db,
-          dialect: database.dialect,
-          files: batchFiles,
-          pipelines: { text, modalities },
-          callerOfKey: (keyId) => authenticator.callerOfKey(keyId),
-          clock,
-          workerId: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
-          onError: (error) => logger.warn({ err: error }, 'batch worker round failed'),
-        })
+      ? startBatchWorker(
+          {
+            db: database.db,
+            dialect: database.dialect,
+            files: batchFiles,
+            pipelines: { text, modalities },
+            callerOfKey: (keyId) => authenticator.callerOfKey(keyId),
+            clock,
+            onError: (error) => logger.warn({ err: error }, 'batch worker round failed'),
+          },
+          readiness,
+        )
       : undefined;
-  batchWorker?.start();
-  if (batchWorker) {
-    readiness.addProbe({ name: 'batch_worker', check: async () => batchWorker.checkAlive() }, true);
-  }
   const app = await buildApp({
     config,
     logger,
@@ -387,37 +383,4 @@ function requiredChecks(config: Config): string[] {
   if (config.general_settings.spend_ingestion_mode === 'outbox')
     checks.push('telemetry_database', 'telemetry_worker_database');
   return checks;
-}
-
-/** Opens (and by default migrates) the database; failing that, one error naming database_url. */
-async function openDatabase(
-  url: string,
-  poolSize: number,
-  options: { databaseSchema?: string; migrate?: boolean },
-): Promise<Database> {
-  let database: Database | undefined;
-  try {
-    database = await createDatabase({
-      url,
-      poolSize,
-      ...(options.databaseSchema ? { schema: options.databaseSchema } : {}),
-    });
-    if (options.migrate ?? true) await migrateToLatest(database);
-    return database;
-  } catch (error) {
-    await database?.close().catch(() => {});
-    throw new DatabaseUnreachableError(url, error);
-  }
-}
-
-const TEXT_MODES = new Set(['chat', 'completion', 'responses']);
-
-/** The start-up line saying which model groups which endpoint serves (model_info.mode). */
-function endpointsOfGroups(groups: readonly ModelGroup[]): string {
-  const text = groups.filter((group) => TEXT_MODES.has(group.mode)).map((group) => group.name);
-  const other = groups
-    .filter((group) => !TEXT_MODES.has(group.mode))
-    .map((group) => `${group.name} (${group.mode})`);
-  const served = `model groups served by /v1/chat/completions, /v1/completions, /v1/responses and /v1/messages: ${text.length ? text.join(', ') : 'none'}`;
-  return other.length ? `${served}; listed but not served by any endpoint yet: ${other.join(', ')}` : served;
 }

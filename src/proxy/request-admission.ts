@@ -23,6 +23,23 @@ const ENDPOINT_OF_CAPABILITY: Readonly<Record<Capability, string>> = {
   rerank: '/v1/rerank',
 };
 
+/** The start-up line saying which endpoint serves which model groups (by model_info.mode). */
+export function endpointsOfGroups(groups: readonly ModelGroup[]): string {
+  const capabilities = Object.keys(CAPABILITY_MODES) as Capability[];
+  const lines = capabilities.flatMap((capability) => {
+    const names = groups
+      .filter((group) => CAPABILITY_MODES[capability].includes(group.mode))
+      .map((group) => group.name);
+    const endpoint = `${ENDPOINT_OF_CAPABILITY[capability]}${capability === 'chat' ? ' (and the other text endpoints)' : ''}`;
+    return names.length ? [`${endpoint}: ${names.join(', ')}`] : [];
+  });
+  const unserved = groups
+    .filter((group) => !capabilities.some((capability) => CAPABILITY_MODES[capability].includes(group.mode)))
+    .map((group) => `${group.name} (${group.mode})`);
+  const served = `model groups by endpoint: ${lines.length ? lines.join('; ') : 'none'}`;
+  return unserved.length ? `${served}; listed but served by no endpoint: ${unserved.join(', ')}` : served;
+}
+
 /** What the endpoint of a capability serves, in words. */
 const SERVED: Readonly<Record<Capability, string>> = {
   chat: 'text-generation (chat, completion, responses)',

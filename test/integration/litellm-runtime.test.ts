@@ -103,7 +103,7 @@ describe('model_info.mode at run time', () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
     const gateway = await startTestGateway({ backend, yaml: fixture('modes.yaml'), logger });
     expect(lines.join('')).toContain(
-      'model groups served by /v1/chat/completions, /v1/completions, /v1/responses and /v1/messages: chatty; listed but not served by any endpoint yet: embedder (embedding), batcher (batch)',
+      'model groups by endpoint: /v1/chat/completions (and the other text endpoints): chatty; /v1/embeddings: embedder; listed but served by no endpoint: batcher (batch)',
     );
     try {
       const key = await gateway.createKey();
