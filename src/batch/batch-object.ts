@@ -3,6 +3,7 @@
  * in_progress → finalizing → completed | failed | expired; cancel moves validating or in_progress to
  * cancelling, and cancelling finalizes to cancelled. Timestamps are epoch seconds.
  */
+import type { BatchesTable } from '../store/db/tables.ts';
 
 export type BatchStatus =
   | 'validating'
@@ -14,30 +15,8 @@ export type BatchStatus =
   | 'cancelling'
   | 'cancelled';
 
-/** The stored batch as this module reads it (the `batches` table's columns). */
-export interface BatchView {
-  id: string;
-  endpoint: string;
-  input_file_id: string;
-  completion_window: string;
-  status: string;
-  output_file_id: string | null;
-  error_file_id: string | null;
-  errors: string | null;
-  metadata: string | null;
-  total: number;
-  completed: number;
-  failed: number;
-  created_at: number;
-  in_progress_at: number | null;
-  expires_at: number | null;
-  finalizing_at: number | null;
-  completed_at: number | null;
-  failed_at: number | null;
-  expired_at: number | null;
-  cancelling_at: number | null;
-  cancelled_at: number | null;
-}
+/** The stored batch as this module reads it (the `batches` table's columns but its owner and fencing flag). */
+export type BatchView = Omit<BatchesTable, 'owner_key_id' | 'owner_team_id' | 'finalized'>;
 
 export interface BatchObject {
   id: string;

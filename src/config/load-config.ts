@@ -16,6 +16,7 @@ import { type UpstreamUrlPolicy, upstreamUrlProblem } from '../lib/upstream-url-
 import type { Config, FallbackMap, McpServerConfig, ModelDeploymentConfig } from './config.ts';
 import { ConfigError } from './config-error.ts';
 import { type ConfigFile, ConfigFileSchema } from './config-schema.ts';
+import { resolveEnvReferences, stringValues } from './env-references.ts';
 import { checkInertSettings } from './inert-settings.ts';
 import { applyLiteLlmAliases, writtenPath } from './litellm-aliases.ts';
 import { resolveTierModes } from './tier-modes.ts';
@@ -35,7 +36,6 @@ export interface LoadConfigOptions {
 }
 
 const validateConfigFile = Compile(ConfigFileSchema);
-const ENV_PREFIX = 'os.environ/';
 
 export const embeddedDefaultYaml = `
 model_list:
@@ -159,42 +159,6 @@ function deploymentIssues(
     if (params === null || typeof params !== 'object' || Array.isArray(params)) return [];
     return check(params as Record<string, unknown>, index).errors;
   });
-}
-
-/** `environment_variables` of a LiteLLM file, usable by os.environ/ references. */
-function stringValues(value: unknown): Record<string, string> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {};
-  return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, String(item)]));
-}
-
-/** Replaces every `os.environ/NAME` string with the variable's value; a missing one is an issue. */
-function resolveEnvReferences(
-  value: unknown,
-  env: Readonly<Record<string, string | undefined>>,
-  path: string,
-  issues: string[],
-): unknown {
-  if (typeof value === 'string') {
-    if (!value.startsWith(ENV_PREFIX)) return value;
-    const name = value.slice(ENV_PREFIX.length);
-    const resolved = env[name];
-    if (resolved === undefined || resolved === '') {
-      issues.push(`${path}: environment variable ${name} is not set`);
-      return value;
-    }
-    return resolved;
-  }
-  if (Array.isArray(value)) {
-    return value.map((item, index) => resolveEnvReferences(item, env, `${path}[${index}]`, issues));
-  }
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      out[key] = resolveEnvReferences(item, env, path ? `${path}.${key}` : key, issues);
-    }
-    return out;
-  }
-  return value;
 }
 
 function buildConfig(

@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { BatchFilesTable, DatabaseSchema } from '../tables.ts';
-import { type BatchViewer, canSee, visibleTo } from './batch-visibility.ts';
+import { type BatchViewer, canSee, olderThan, visibleTo } from './batch-visibility.ts';
 
 export type BatchFileRecord = Omit<BatchFilesTable, 'content'>;
 
@@ -79,14 +79,7 @@ export class BatchFileRepository {
     if (request.purpose !== undefined) query = query.where('purpose', '=', request.purpose);
     if (request.after !== undefined) {
       const cursor = await this.get(request.after);
-      if (cursor) {
-        query = query.where((eb) =>
-          eb.or([
-            eb('created_at', '<', cursor.created_at),
-            eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
-          ]),
-        );
-      }
+      if (cursor) query = query.where(olderThan(cursor));
     }
     const rows = await query
       .orderBy('created_at', 'desc')

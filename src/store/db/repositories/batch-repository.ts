@@ -5,7 +5,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { BatchesTable, BatchItemsTable, DatabaseSchema } from '../tables.ts';
-import { type BatchViewer, canSee, visibleTo } from './batch-visibility.ts';
+import { type BatchViewer, canSee, olderThan, visibleTo } from './batch-visibility.ts';
 
 export type BatchRecord = BatchesTable;
 
@@ -75,14 +75,7 @@ export class BatchRepository {
     let query = this.db.selectFrom('batches').selectAll().where(visibleTo(viewer));
     if (request.after !== undefined) {
       const cursor = await this.get(request.after);
-      if (cursor) {
-        query = query.where((eb) =>
-          eb.or([
-            eb('created_at', '<', cursor.created_at),
-            eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
-          ]),
-        );
-      }
+      if (cursor) query = query.where(olderThan(cursor));
     }
     const rows = await query
       .orderBy('created_at', 'desc')

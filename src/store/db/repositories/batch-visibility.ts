@@ -26,3 +26,12 @@ export function visibleTo(viewer: BatchViewer) {
     return viewer.teamId === null ? ownKey : eb.or([eb('owner_team_id', '=', viewer.teamId), ownKey]);
   };
 }
+
+/** Rows after `cursor` in a newest-first list (created_at, then id, both descending). */
+export function olderThan(cursor: { created_at: number; id: string }) {
+  return (eb: ExpressionBuilder<DatabaseSchema, 'batch_files' | 'batches'>) =>
+    eb.or([
+      eb('created_at', '<', cursor.created_at),
+      eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
+    ]);
+}
