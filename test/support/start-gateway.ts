@@ -8,13 +8,19 @@ import pino from 'pino';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import type { Clock } from '../../src/lib/clock.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { SettingsRepository } from '../../src/store/db/repositories/settings-repository.ts';
 import { OUTPUT_EPOCH_KEY } from '../../src/store/shared/output-counters.ts';
 import type { Backend } from './backends.ts';
+import { SecretScanner } from './secret-scanner.ts';
 
 export interface TestGateway {
   baseUrl: string;
   masterKey: string;
   gateway: Gateway;
+  /** Sees every answer, log line (unless a logger was passed) and the final /metrics for secrets. */
+  scanner: SecretScanner;
+  /** Closes the gateway, then fails if a secret was seen (the secret scanner, issue 18). */
   close(): Promise<void>;
   /** Creates an API key through the admin API and returns its secret. */
   createKey(body?: Record<string, unknown>): Promise<string>;
@@ -46,6 +52,8 @@ export interface StartOptions {
    * the loaded configuration is copied with the switch set, as the loader will produce once it is lifted.
    */
   batches?: boolean;
+  /** Called before the gateway listens (a test-only route, a hook). */
+  beforeListen?: (gateway: Gateway) => void;
 }
 
 const defaultModels = `
@@ -69,15 +77,21 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
     : parsed;
   if (options.backend.redisUrl && !options.freshStore)
     await ensureLiveEpoch(options.backend.redisUrl, options.backend.prefix);
+  const scanner = new SecretScanner();
+  scanner.add(masterKey, 'master key');
+  scanner.addFrom(config, 'configuration');
   const gateway = await createGateway({
     config,
     masterKey,
-    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? scannedLogger(scanner),
     storePrefix: options.backend.prefix,
     ...(options.backend.schema ? { databaseSchema: options.backend.schema } : {}),
     ...(options.clock ? { clock: options.clock, storeClock: options.clock } : {}),
     collectProcessMetrics: false,
   });
+  scanner.add(await new SettingsRepository(gateway.database.db).get('key_salt'), 'hashing salt');
+  scanner.watch(gateway.app);
+  options.beforeListen?.(gateway);
   const baseUrl = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   const admin = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(baseUrl + path, {
@@ -95,14 +109,34 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
     baseUrl,
     masterKey,
     gateway,
+    scanner,
     admin,
     async createKey(body = {}) {
       const response = await admin('POST', '/ui/api/keys', body);
       if (response.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(response.body)}`);
       return response.body.key as string;
     },
-    close: () => gateway.close(1_000),
+    async close() {
+      const metrics = await gateway.app.inject({ method: 'GET', url: '/metrics' }).catch(() => undefined);
+      if (metrics) scanner.scan(metrics.body, 'the /metrics text');
+      await gateway.close(1_000);
+      scanner.assertClean();
+    },
   };
+}
+
+/**
+ * The production logger (with its redaction) at debug, every line scanned and dropped; lines at
+ * TEST_LOG_LEVEL and above also go to stdout.
+ */
+function scannedLogger(scanner: SecretScanner): pino.Logger {
+  const level = process.env.TEST_LOG_LEVEL;
+  const scanned = { level: 'debug' as const, stream: scanner.logDestination() };
+  const destination =
+    level && level !== 'silent'
+      ? pino.multistream([scanned, { level: level as pino.Level, stream: process.stdout }])
+      : pino.multistream([scanned]);
+  return createLogger({ level: 'debug', destination });
 }
 
 /** A live output epoch marker under `prefix`, unless one (live or paused) is there or Redis is down. */
