@@ -5,41 +5,30 @@
  * streams its content; DELETE removes it. Visible only to the key's team, or the key when it has none.
  * Every route answers 404 `batches_disabled` while general_settings.embeddings_batch_enabled is false.
  */
-import Type from 'typebox';
 import type { BatchFiles } from '../../batch/batch-files.ts';
 import { ownerOf, viewerOf } from '../../batch/batch-files.ts';
 import type { Caller } from '../../canonical/caller.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import type { BatchFileRecord } from '../../store/db/repositories/batch-file-repository.ts';
+import { canSee } from '../../store/db/repositories/batch-visibility.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { requireBatches } from '../batch-gate.ts';
+import {
+  DeletedFile,
+  FileListQuery,
+  FileObject,
+  FileParams,
+  ListOf,
+  listPage,
+} from '../schemas/batch-views.ts';
 import { callerSecurity, errorResponses } from '../schemas/common-schemas.ts';
 import { checkUploadRequest, registerMultipart, type UploadLimit } from '../uploads/multipart-scope.ts';
 import { SpoolArea } from '../uploads/spool-area.ts';
 import { receiveUpload } from '../uploads/spool-upload.ts';
 
 const ENDPOINT = '/v1/files';
-
-const FileObject = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('file'),
-  bytes: Type.Integer(),
-  created_at: Type.Integer(),
-  filename: Type.String(),
-  purpose: Type.String(),
-  status: Type.Literal('processed'),
-  expires_at: Type.Null(),
-  status_details: Type.Null(),
-});
-
-const FileParams = Type.Object({ file_id: Type.String({ minLength: 1, maxLength: 128 }) });
-
-const FileListQuery = Type.Object({
-  after: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
-  order: Type.Optional(Type.Literal('desc', { description: 'newest first (the only order served)' })),
-  purpose: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-});
+/** Served with and without /v1, as LiteLLM serves its OpenAI routes and the other endpoints here. */
+const PREFIXES = ['/v1', ''] as const;
 
 /** The text fields POST /v1/files reads; any other is refused rather than ignored. */
 const KNOWN_FIELDS = new Set(['purpose']);
@@ -87,136 +76,122 @@ export function registerFileRoutes(
 
   app.register(async (scope) => {
     await registerMultipart(scope);
-    scope.post(
-      ENDPOINT,
-      {
-        onRequest,
-        preParsing: async (request, _reply, payload) => {
-          checkUploadRequest(request, limit, ENDPOINT);
-          return payload;
-        },
-        schema: schema(
-          'Upload a batch input file (multipart/form-data: purpose=batch, file in JSON lines); every line is validated before it is stored.',
-          {
-            response: {
-              200: FileObject,
-              413: errorResponses[400],
-              415: errorResponses[400],
-              ...errorResponses,
-            },
+    for (const prefix of PREFIXES)
+      scope.post(
+        `${prefix}/files`,
+        {
+          onRequest,
+          preParsing: async (request, _reply, payload) => {
+            checkUploadRequest(request, limit, ENDPOINT);
+            return payload;
           },
-        ),
-      },
-      async (request, reply) => {
-        const upload = await receiveUpload(request, reply, { ...limit, fileField: 'file', area });
-        try {
-          const purpose = checkFields(upload.fields);
-          const file = upload.file;
-          if (!file) throw errors.invalidRequest('Send the batch input file in the form field file.', 'file');
-          const record = await files().createInput(ownerOf(request.caller), {
-            filename: file.filename,
-            bytes: file.bytes,
-            open: () => blobChunks(file.blob()),
-          });
-          request.log.info({ file_id: record.id, purpose, lines: record.line_count }, 'batch file stored');
-          return fileView(record);
-        } finally {
-          await upload.dispose();
-        }
-      },
-    );
+          schema: schema(
+            'Upload a batch input file (multipart/form-data: purpose=batch, file in JSON lines); every line is validated before it is stored.',
+            {
+              response: {
+                200: FileObject,
+                413: errorResponses[400],
+                415: errorResponses[400],
+                ...errorResponses,
+              },
+            },
+          ),
+        },
+        async (request, reply) => {
+          const upload = await receiveUpload(request, reply, { ...limit, fileField: 'file', area });
+          try {
+            const purpose = checkFields(upload.fields);
+            const file = upload.file;
+            if (!file)
+              throw errors.invalidRequest('Send the batch input file in the form field file.', 'file');
+            const record = await files().createInput(ownerOf(request.caller), {
+              filename: file.filename,
+              bytes: file.bytes,
+              open: () => blobChunks(file.blob()),
+            });
+            request.log.info({ file_id: record.id, purpose, lines: record.line_count }, 'batch file stored');
+            return fileView(record);
+          } finally {
+            await upload.dispose();
+          }
+        },
+      );
   });
 
-  app.get(
-    ENDPOINT,
-    {
-      onRequest,
-      schema: schema(
-        "List the caller's files, newest first (cursor: after = the last id of the previous page).",
-        {
-          querystring: FileListQuery,
-          response: {
-            200: Type.Object({
-              object: Type.Literal('list'),
-              data: Type.Array(FileObject),
-              first_id: Type.Union([Type.String(), Type.Null()]),
-              last_id: Type.Union([Type.String(), Type.Null()]),
-              has_more: Type.Boolean(),
-            }),
-            ...errorResponses,
-          },
-        },
-      ),
-    },
-    async (request) => {
-      const { after, limit: pageSize, purpose } = request.query;
-      const page = await files().list(viewerOf(request.caller), {
-        after,
-        limit: pageSize ?? 10_000,
-        purpose,
-      });
-      const data = page.items.map(fileView);
-      return {
-        object: 'list' as const,
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: page.hasMore,
-      };
-    },
-  );
+  for (const prefix of PREFIXES) {
+    const path = `${prefix}/files`;
+    app.get(
+      path,
+      {
+        onRequest,
+        schema: schema(
+          "List the caller's files, newest first unless order=asc (cursor: after = the last id of the previous page).",
+          { querystring: FileListQuery, response: { 200: ListOf(FileObject), ...errorResponses } },
+        ),
+      },
+      async (request) => {
+        const { after, limit: pageSize, purpose, order } = request.query;
+        const viewer = viewerOf(request.caller);
+        if (after !== undefined) {
+          // A deleted file still marks its place; one never visible is refused, not read as "from the start".
+          const cursor = await files().repository.get(after);
+          if (!cursor || !canSee(viewer, cursor))
+            throw errors.invalidRequest(`after: no file ${after} is visible to this key`, 'after');
+        }
+        const page = await files().list(viewer, { after, limit: pageSize ?? 10_000, purpose, order });
+        return listPage(page.items.map(fileView), page.hasMore);
+      },
+    );
 
-  app.get(
-    `${ENDPOINT}/:file_id`,
-    {
-      onRequest,
-      schema: schema('Read a file object.', {
-        params: FileParams,
-        response: { 200: FileObject, ...errorResponses },
-      }),
-    },
-    async (request) => fileView(await visibleFile(files(), request.caller, request.params.file_id)),
-  );
+    app.get(
+      `${path}/:file_id`,
+      {
+        onRequest,
+        schema: schema('Read a file object.', {
+          params: FileParams,
+          response: { 200: FileObject, ...errorResponses },
+        }),
+      },
+      async (request) => fileView(await visibleFile(files(), request.caller, request.params.file_id)),
+    );
 
-  app.get(
-    `${ENDPOINT}/:file_id/content`,
-    {
-      onRequest,
-      schema: schema("Download a file's content (JSON lines), streamed.", { params: FileParams }),
-    },
-    async (request, reply) => {
-      const file = await visibleFile(files(), request.caller, request.params.file_id);
-      const stream = await files().content(file);
-      return reply
-        .type('application/octet-stream')
-        .header('content-length', file.bytes)
-        .header(
-          'content-disposition',
-          `attachment; filename="${file.filename.replace(/[^\x20-\x7e]|"/g, '_')}"`,
-        )
-        .send(stream);
-    },
-  );
+    app.get(
+      `${path}/:file_id/content`,
+      {
+        onRequest,
+        schema: schema("Download a file's content (JSON lines), streamed.", { params: FileParams }),
+      },
+      async (request, reply) => {
+        const file = await visibleFile(files(), request.caller, request.params.file_id);
+        const stream = await files().content(file);
+        return reply
+          .type('application/octet-stream')
+          .header('content-length', file.bytes)
+          .header(
+            'content-disposition',
+            `attachment; filename="${file.filename.replace(/[^\x20-\x7e]|"/g, '_')}"`,
+          )
+          .send(stream);
+      },
+    );
 
-  app.delete(
-    `${ENDPOINT}/:file_id`,
-    {
-      onRequest,
-      schema: schema('Delete a file.', {
-        params: FileParams,
-        response: {
-          200: Type.Object({ id: Type.String(), object: Type.Literal('file'), deleted: Type.Boolean() }),
-          ...errorResponses,
-        },
-      }),
-    },
-    async (request) => {
-      const file = await visibleFile(files(), request.caller, request.params.file_id);
-      const deleted = await files().delete(file.id);
-      if (!deleted) throw errors.notFound('file', file.id);
-      return { id: file.id, object: 'file' as const, deleted: true };
-    },
-  );
+    app.delete(
+      `${path}/:file_id`,
+      {
+        onRequest,
+        schema: schema('Delete a file.', {
+          params: FileParams,
+          response: { 200: DeletedFile, ...errorResponses },
+        }),
+      },
+      async (request) => {
+        const file = await visibleFile(files(), request.caller, request.params.file_id);
+        const deleted = await files().delete(file.id);
+        if (!deleted) throw errors.notFound('file', file.id);
+        return { id: file.id, object: 'file' as const, deleted: true };
+      },
+    );
+  }
 }
 
 /** The file, or 404 alike for "no such file" and "not yours" (existence is not revealed). */

@@ -2,17 +2,19 @@
  * Rows of `batch_files` (migration 0009). The bytes live in `content` (database store) or in the
  * directory store; this repository only moves rows. Ids are `file-` + 24 base62 characters.
  */
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { BatchFilesTable, DatabaseSchema } from '../tables.ts';
 import { type BatchViewer, canSee, olderThan, visibleTo } from './batch-visibility.ts';
 
 export type BatchFileRecord = Omit<BatchFilesTable, 'content'>;
 
 export interface BatchFileListRequest {
-  /** Newest first; the page starts after this id (OpenAI's cursor). */
+  /** The page starts after this id in the list's order (OpenAI's cursor); the caller checks it exists. */
   after?: string | undefined;
   limit: number;
   purpose?: string | undefined;
+  /** By created_at, then id: `desc` (newest first, the default) or `asc`. */
+  order?: 'asc' | 'desc' | undefined;
 }
 
 const META = [
@@ -77,13 +79,14 @@ export class BatchFileRepository {
       .where('deleted_at', 'is', null)
       .where(visibleTo(viewer));
     if (request.purpose !== undefined) query = query.where('purpose', '=', request.purpose);
+    const order = request.order ?? 'desc';
     if (request.after !== undefined) {
       const cursor = await this.get(request.after);
-      if (cursor) query = query.where(olderThan(cursor));
+      if (cursor) query = query.where(order === 'desc' ? olderThan(cursor) : newerThan(cursor));
     }
     const rows = await query
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
+      .orderBy('created_at', order)
+      .orderBy('id', order)
       .limit(request.limit + 1)
       .execute();
     return { items: rows.slice(0, request.limit).map(toRecord), hasMore: rows.length > request.limit };
@@ -104,6 +107,15 @@ export class BatchFileRepository {
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
+}
+
+/** Rows after `cursor` in an oldest-first list (created_at, then id, both ascending). */
+function newerThan(cursor: { created_at: number; id: string }) {
+  return (eb: ExpressionBuilder<DatabaseSchema, 'batch_files'>) =>
+    eb.or([
+      eb('created_at', '>', cursor.created_at),
+      eb.and([eb('created_at', '=', cursor.created_at), eb('id', '>', cursor.id)]),
+    ]);
 }
 
 function toRecord(row: BatchFileRecord): BatchFileRecord {

@@ -57,6 +57,30 @@ export class BatchRepository {
     });
   }
 
+  /**
+   * Inserts the batch and the items read from `items`, ITEM_CHUNK rows at a time (memory stays bounded
+   * however long the input), in one transaction: a throw from `items` leaves nothing. `batch.total` is
+   * set to the number of items read. `items` must not use the database (SQLite has one connection).
+   */
+  async createFromItems(batch: BatchRecord, items: AsyncIterable<NewBatchItem>): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('batches').values(batch).execute();
+      let chunk: NewBatchItem[] = [];
+      let total = 0;
+      for await (const item of items) {
+        chunk.push(item);
+        total++;
+        if (chunk.length === ITEM_CHUNK) {
+          await insertItems(trx, batch.id, chunk);
+          chunk = [];
+        }
+      }
+      await insertItems(trx, batch.id, chunk);
+      await trx.updateTable('batches').set({ total }).where('id', '=', batch.id).execute();
+      return total;
+    });
+  }
+
   async get(id: string): Promise<BatchRecord | undefined> {
     const row = await this.db.selectFrom('batches').selectAll().where('id', '=', id).executeTakeFirst();
     return row && toRecord(row);
