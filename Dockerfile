@@ -1,0 +1,51 @@
+# Switchboard container image. Node 24 runs the TypeScript sources directly (type stripping), so there
+# is no compile step: the build stage only installs the production dependencies, and the runtime stage
+# copies them next to src/. The pinned `node` devDependency is not needed here: the base image is Node 24.
+#
+#   docker build -t switchboard:0.1.0 .
+#   docker run --read-only --tmpfs /tmp -v switchboard-data:/var/lib/switchboard -p 4000:4000 switchboard:0.1.0
+#
+# Writable paths (everything else can be read-only): /tmp (upload spool, see docs/operations.md) and
+# /var/lib/switchboard (the embedded default's SQLite file and generated master key; unused with
+# PostgreSQL and a configured master key).
+
+ARG NODE_VERSION=24.21.0
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only; none has an install script (package.json allows one, for the dev-only
+# `node` package), so scripts stay off.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="switchboard" \
+      org.opencontainers.image.description="An OpenAI-compatible AI gateway" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# npm and corepack are not used at run time (the CMD is `node`), so they leave the image.
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
+      /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+ && mkdir -p /var/lib/switchboard && chown 1000:1000 /var/lib/switchboard && chmod 0700 /var/lib/switchboard
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=4000 \
+    GATEWAY_DATA_DIR=/var/lib/switchboard
+COPY --from=build --chown=0:0 /app/node_modules ./node_modules
+COPY --chown=0:0 package.json ./
+COPY --chown=0:0 bin ./bin
+COPY --chown=0:0 src ./src
+# The image's `node` user, by number so that Kubernetes' runAsNonRoot can verify it. The application
+# files stay owned by root: the process cannot change its own code.
+USER 1000:1000
+VOLUME ["/var/lib/switchboard"]
+EXPOSE 4000
+STOPSIGNAL SIGTERM
+# Liveness only (no dependency I/O); the image has no curl, so Node's fetch does the request.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/health/liveliness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# What `npm start` runs (node src/main.ts serve), without npm in between, so SIGTERM reaches the gateway.
+ENTRYPOINT ["node", "src/main.ts"]
+CMD ["serve"]
