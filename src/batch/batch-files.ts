@@ -79,11 +79,15 @@ export class BatchFiles {
     return this.store(owner, id, 'batch', upload.filename, lines, upload.open());
   }
 
-  /** Writes a worker's output or error file (`purpose: batch_output`) from JSON lines without newlines. */
+  /**
+   * Writes a worker's output or error file (`purpose: batch_output`) from JSON lines without newlines;
+   * `id` lets the finalizer name it after the batch and its lease (to find it again after a crash).
+   */
   async writeOutput(
     owner: BatchFileOwner,
     filename: string,
     lines: AsyncIterable<string>,
+    id = newBase62Id('file-'),
   ): Promise<BatchFileRecord> {
     let count = 0;
     async function* withNewlines(): AsyncGenerator<Uint8Array> {
@@ -92,7 +96,6 @@ export class BatchFiles {
         yield Buffer.from(`${line}\n`);
       }
     }
-    const id = newBase62Id('file-');
     const record = await this.store(owner, id, 'batch_output', filename, 0, withNewlines());
     await this.repository.setLineCount(id, count);
     return { ...record, line_count: count };
@@ -130,6 +133,11 @@ export class BatchFiles {
     const deleted = await this.repository.markDeleted(id, this.seconds());
     if (deleted && file.storage === 'directory') await this.directory?.delete(id);
     return deleted;
+  }
+
+  /** Removes the bytes a worker may have left for `id` (whole or half-written) when it has no row. */
+  async discardBytes(id: string): Promise<void> {
+    await this.directory?.delete(id);
   }
 
   private async store(

@@ -19,8 +19,9 @@ import {
 import { BatchRepository } from '../store/db/repositories/batch-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 import { type BatchFiles, MASTER_OWNER } from './batch-files.ts';
-import { finalizeBatch } from './batch-finalizer.ts';
+import { type FinalizedBatch, finalizeBatch } from './batch-finalizer.ts';
 import { NOT_RUN } from './batch-lines.ts';
+import { runsItems } from './batch-object.ts';
 import { fairOrder, shareSlots } from './fair-order.ts';
 import { DEFAULT_RETRY_POLICY, decideFailure, type RetryPolicy } from './item-decisions.ts';
 import { type ItemPipelines, runItem } from './item-runner.ts';
@@ -28,12 +29,13 @@ import { type ItemPipelines, runItem } from './item-runner.ts';
 export interface BatchWorkerOptions {
   db: Kysely<DatabaseSchema>;
   dialect: Dialect;
-  files: Pick<BatchFiles, 'writeOutput'>;
+  files: Pick<BatchFiles, 'writeOutput' | 'discardBytes'>;
   pipelines: ItemPipelines;
   /** The owner's Caller (Authenticator.callerOfKey); throws a 401 GatewayError for a key that is gone. */
   callerOfKey(keyId: string): Promise<Caller>;
   clock: Clock;
   workerId: string;
+  /** Item and finalization leases (general_settings.batch_lease_seconds); default two minutes. */
   leaseMs?: number;
   /** Items claimed per tick, across batches. */
   claimSize?: number;
@@ -41,6 +43,10 @@ export interface BatchWorkerOptions {
   /** Called per finished item and per reclaimed lease (metrics). */
   onItem?: (outcome: 'succeeded' | 'failed' | 'retried' | 'delayed' | 'discarded') => void;
   onReclaims?: (count: number) => void;
+  /** Items ready to run at the start of each round (the queue-depth gauge). */
+  onQueueDepth?: (ready: number) => void;
+  /** A batch this worker moved to its terminal status (the duration histogram). */
+  onFinalized?: (batch: FinalizedBatch) => void;
   onError?: (error: unknown) => void;
 }
 
@@ -69,9 +75,13 @@ export class BatchWorker {
   checkAlive(): void {
     if (this.stopped) throw new Error('the batch worker is not running');
     const beat = this.lastBeatAt;
-    const staleMs = 2 * (this.options.leaseMs ?? 120_000);
+    const staleMs = 2 * this.leaseMs();
     if (beat === undefined || this.options.clock.now() - beat > staleMs)
       throw new Error(`the batch worker made no round for more than ${staleMs} ms`);
+  }
+
+  private leaseMs(): number {
+    return this.options.leaseMs ?? 120_000;
   }
 
   /** One round; returns how many items ran. */
@@ -82,6 +92,7 @@ export class BatchWorker {
     const reclaims = await this.leases.expiredLeases(now);
     if (reclaims > 0) this.options.onReclaims?.(reclaims);
     const ready = await this.leases.readyBatches(now);
+    this.options.onQueueDepth?.(ready.reduce((sum, batch) => sum + batch.ready, 0));
     const owners = new Map(ready.map((batch) => [batch.batchId, batch.ownerTeamId ?? batch.ownerKeyId]));
     const order = fairOrder(
       ready.map((batch) => ({
@@ -99,13 +110,7 @@ export class BatchWorker {
     );
     const claimed: Array<{ item: ClaimedItem; ownerKeyId: string }> = [];
     for (const [batchId, count] of share) {
-      const items = await this.leases.claim(
-        batchId,
-        count,
-        this.options.workerId,
-        now,
-        this.options.leaseMs ?? 120_000,
-      );
+      const items = await this.leases.claim(batchId, count, this.options.workerId, now, this.leaseMs());
       const ownerKeyId = ready.find((batch) => batch.batchId === batchId)!.ownerKeyId;
       for (const item of items) claimed.push({ item, ownerKeyId });
     }
@@ -202,18 +207,25 @@ export class BatchWorker {
         await this.batches.update(batch.id, { status: 'in_progress', in_progress_at: seconds }, [
           'validating',
         ]);
-      const expired =
-        batch.status !== 'cancelling' && batch.expires_at !== null && batch.expires_at <= seconds;
+      // A batch already finalizing decided its status before; only a running one can still expire.
+      const expired = runsItems(batch.status) && batch.expires_at !== null && batch.expires_at <= seconds;
       if (expired)
         await this.leases.closeUnrun(batch.id, 'expired', JSON.stringify(NOT_RUN.expired), now, true);
       if (batch.status === 'cancelling')
         await this.leases.closeUnrun(batch.id, 'cancelled', JSON.stringify(NOT_RUN.cancelled), now);
-      if ((await this.leases.unfinished(batch.id)) === 0)
-        await finalizeBatch(
-          { db: this.options.db, files: this.options.files, clock: this.options.clock },
-          batch.id,
-          expired,
-        );
+      if ((await this.leases.unfinished(batch.id)) > 0) continue;
+      const finalized = await finalizeBatch(
+        {
+          db: this.options.db,
+          files: this.options.files,
+          clock: this.options.clock,
+          owner: this.options.workerId,
+          leaseMs: this.leaseMs(),
+        },
+        batch.id,
+        expired,
+      );
+      if (finalized) this.options.onFinalized?.(finalized);
     }
   }
 }

@@ -51,9 +51,10 @@ export class BatchFileDirectory {
     return createReadStream(this.pathOf(id));
   }
 
-  /** Removes the file; a missing one is fine. */
+  /** Removes the file and any half-written copy (a writer that died); a missing one is fine. */
   async delete(id: string): Promise<void> {
     await rm(this.pathOf(id), { force: true });
+    await rm(`${this.pathOf(id)}.partial`, { force: true });
   }
 
   private prepare(): void {

@@ -14,6 +14,7 @@ import * as audit from './migrations/0006-audit.ts';
 import * as cacheEnabled from './migrations/0007-cache-enabled.ts';
 import * as tierPolicies from './migrations/0008-tier-policies.ts';
 import * as batches from './migrations/0009-batches.ts';
+import * as batchFinalizationLeases from './migrations/0010-batch-finalization-leases.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0007-cache-enabled': cacheEnabled,
   '0008-tier-policies': tierPolicies,
   '0009-batches': batches,
+  '0010-batch-finalization-leases': batchFinalizationLeases,
 };
 
 export interface MigrationReport {

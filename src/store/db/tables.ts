@@ -100,6 +100,7 @@ export interface DatabaseSchema {
   batch_files: BatchFilesTable;
   batches: BatchesTable;
   batch_items: BatchItemsTable;
+  batch_finalizations: BatchFinalizationsTable;
 }
 
 /** Batch input, output and error files (migration 0009). Times are epoch seconds. */
@@ -144,8 +145,19 @@ export interface BatchesTable {
   expired_at: number | null;
   cancelling_at: number | null;
   cancelled_at: number | null;
-  /** 0 or 1: set once by the worker that writes the output files. */
+  /** 0 or 1: 1 once the finalizer attached the output files (migration 0010). */
   finalized: number;
+}
+
+/** A batch's finalization lease (migration 0010); `expires_at` is epoch ms. */
+export interface BatchFinalizationsTable {
+  batch_id: string;
+  owner: string;
+  /** Grows on every claim; names the files of that attempt and fences the attach. */
+  token: number;
+  expires_at: number;
+  /** 1 once the files are attached and the batch is terminal. */
+  attached: number;
 }
 
 /** One input line of a batch (migration 0009); `not_before` and `lease_expires_at` are epoch ms. */

@@ -1,0 +1,107 @@
+/**
+ * Finalization leases of batches (migration 0010). A claim takes the lease when nobody holds it or the
+ * holder's lease expired, and bumps the fencing token; renewals and the attach succeed only under the
+ * same token, and the attach (files onto the batch, terminal status) marks the lease attached in the
+ * same transaction, so no later claim can start again. On PostgreSQL the claim's upsert and the attach's
+ * UPDATE take the lease row's lock, so a claim and an attach never interleave; SQLite has one writer.
+ * Times are epoch milliseconds.
+ */
+import type { Kysely } from 'kysely';
+import type { BatchesTable, DatabaseSchema } from '../tables.ts';
+
+export interface FinalizationLease {
+  batchId: string;
+  token: number;
+}
+
+export class BatchFinalizationRepository {
+  private readonly db: Kysely<DatabaseSchema>;
+
+  constructor(db: Kysely<DatabaseSchema>) {
+    this.db = db;
+  }
+
+  /** The lease for `owner` until `now + leaseMs`, or undefined while another holds it (or it is attached). */
+  async claim(
+    batchId: string,
+    owner: string,
+    now: number,
+    leaseMs: number,
+  ): Promise<FinalizationLease | undefined> {
+    const row = await this.db
+      .insertInto('batch_finalizations')
+      .values({ batch_id: batchId, owner, token: 1, expires_at: now + leaseMs, attached: 0 })
+      .onConflict((conflict) =>
+        conflict
+          .column('batch_id')
+          .doUpdateSet((eb) => ({
+            owner: eb.ref('excluded.owner'),
+            token: eb('batch_finalizations.token', '+', 1),
+            expires_at: eb.ref('excluded.expires_at'),
+          }))
+          .where('batch_finalizations.expires_at', '<=', now)
+          .where('batch_finalizations.attached', '=', 0),
+      )
+      .returning('token')
+      .executeTakeFirst();
+    return row && { batchId, token: Number(row.token) };
+  }
+
+  /** Extends a held lease; false when it was lost (expired and claimed by another, or attached). */
+  async renew(lease: FinalizationLease, until: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('batch_finalizations')
+      .set({ expires_at: until })
+      .where('batch_id', '=', lease.batchId)
+      .where('token', '=', lease.token)
+      .where('attached', '=', 0)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Sets the batch's terminal columns (status, its `*_at`, the file ids) and `finalized`, only while the
+   * lease is still this one's; one transaction. False when the lease was lost.
+   */
+  async attach(
+    lease: FinalizationLease,
+    changes: Partial<Omit<BatchesTable, 'id' | 'finalized'>>,
+  ): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const fenced = await trx
+        .updateTable('batch_finalizations')
+        .set({ attached: 1 })
+        .where('batch_id', '=', lease.batchId)
+        .where('token', '=', lease.token)
+        .where('attached', '=', 0)
+        .executeTakeFirst();
+      if (Number(fenced.numUpdatedRows) === 0) return false;
+      await trx
+        .updateTable('batches')
+        .set({ ...changes, finalized: 1 })
+        .where('id', '=', lease.batchId)
+        .execute();
+      return true;
+    });
+  }
+
+  /**
+   * Deletes the rows of a batch's finalization files (`batch_output`, named after the batch), all or
+   * only `ids`; returns the ids deleted. Found through the owner's index and the two file names.
+   */
+  async removeOutputFiles(ownerKeyId: string, batchId: string, ids?: readonly string[]): Promise<string[]> {
+    const prefix = `file-${batchId}-`;
+    const rows = await this.db
+      .selectFrom('batch_files')
+      .select('id')
+      .where('owner_key_id', '=', ownerKeyId)
+      .where('purpose', '=', 'batch_output')
+      .where('filename', 'in', [`${batchId}_output.jsonl`, `${batchId}_error.jsonl`])
+      .execute();
+    const doomed = rows
+      .map((row) => row.id)
+      .filter((id) => id.startsWith(prefix) && (ids === undefined || ids.includes(id)));
+    if (doomed.length > 0) await this.db.deleteFrom('batch_files').where('id', 'in', doomed).execute();
+    return doomed;
+  }
+}
