@@ -275,6 +275,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             pipelines: { text, modalities },
             callerOfKey: (keyId) => authenticator.callerOfKey(keyId),
             clock,
+            leaseMs: general.batch_lease_seconds * 1000,
             onError: (error) => logger.warn({ err: error }, 'batch worker round failed'),
           },
           readiness,

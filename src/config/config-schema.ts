@@ -186,6 +186,7 @@ export const GeneralSettingsSchema = Type.Object(
     embeddings_batch_enabled: Type.Optional(Type.Boolean()),
     batch_file_store: Type.Optional(Type.String({ minLength: 1 })),
     batch_file_max_bytes: Type.Optional(PositiveInteger),
+    batch_lease_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 3_600 })),
     cache_invalidation_worker_enabled: Type.Optional(Type.Boolean()),
     tier_policy_mode: Type.Optional(Type.Enum(['off', 'shadow', 'enforce'])),
     tier_policy_missing_service_mode: Type.Optional(Type.Enum(['fail_open', 'fail_closed'])),

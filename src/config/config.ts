@@ -93,6 +93,8 @@ export interface GeneralSettings {
   batch_file_store: string;
   /** Largest batch input file POST /v1/files accepts (413 above). */
   batch_file_max_bytes: number;
+  /** How long a batch worker holds an item or a finalization before another worker may take it over. */
+  batch_lease_seconds: number;
   cache_invalidation_worker_enabled: boolean;
   tier_policy_mode: 'off' | 'shadow' | 'enforce';
   tier_policy_missing_service_mode: 'fail_open' | 'fail_closed';

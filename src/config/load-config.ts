@@ -242,6 +242,7 @@ function buildConfig(
       batch_file_store: general.batch_file_store ?? 'database',
       // OpenAI's limit of a batch input file.
       batch_file_max_bytes: general.batch_file_max_bytes ?? 200 * 1024 * 1024,
+      batch_lease_seconds: general.batch_lease_seconds ?? 120,
       cache_invalidation_worker_enabled: general.cache_invalidation_worker_enabled ?? true,
       tier_policy_mode: tierModes.tier_policy_mode,
       tier_policy_missing_service_mode: tierModes.tier_policy_missing_service_mode,

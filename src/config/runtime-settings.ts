@@ -35,6 +35,7 @@ const SHOWN_GENERAL = [
   'embeddings_batch_enabled',
   'batch_file_store',
   'batch_file_max_bytes',
+  'batch_lease_seconds',
   'cache_invalidation_worker_enabled',
   'auth_cache_ttl_seconds',
   'max_request_body_bytes',

@@ -40,6 +40,7 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
         '0007-cache-enabled',
         '0008-tier-policies',
         '0009-batches',
+        '0010-batch-finalization-leases',
       ]);
       expect((await migrateToLatest(database)).applied).toEqual([]);
     } finally {
