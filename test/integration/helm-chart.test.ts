@@ -228,6 +228,10 @@ describe('Helm chart: templates', () => {
     const job = template('migration-job.yaml');
     expect(job).toMatch(/kind: Job[\s\S]*"helm\.sh\/hook": pre-install,pre-upgrade/);
     expect(job).toContain('args: ["migrate"]');
+    // Its pod must not carry the Deployment's selector labels, or the Service would send it traffic.
+    const podLabels = block(job.slice(job.indexOf('  template:')), 'labels');
+    expect(podLabels).not.toContain('switchboard.selectorLabels');
+    expect(podLabels).toMatch(/app\.kubernetes\.io\/name: \{\{ include "switchboard\.name" \. \}\}-migrate/);
     expect(read('src/main.ts')).toContain("command !== 'migrate'");
   });
 });
