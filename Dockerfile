@@ -24,9 +24,9 @@ LABEL org.opencontainers.image.title="switchboard" \
       org.opencontainers.image.description="An OpenAI-compatible AI gateway" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
-# npm and corepack are not used at run time (the CMD is `node`), so they leave the image.
-RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
-      /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
+# npm, corepack and yarn are not used at run time (the command is `node`), so they leave the image.
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
+      /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
  && mkdir -p /var/lib/switchboard && chown 1000:1000 /var/lib/switchboard && chmod 0700 /var/lib/switchboard
 WORKDIR /app
 ENV NODE_ENV=production \
@@ -43,7 +43,8 @@ USER 1000:1000
 VOLUME ["/var/lib/switchboard"]
 EXPOSE 4000
 STOPSIGNAL SIGTERM
-# Liveness only (no dependency I/O); the image has no curl, so Node's fetch does the request.
+# Liveness only (no dependency I/O); the image has no curl, so Node's fetch does the request. It asks
+# 127.0.0.1: keep HOST at 0.0.0.0 (or a loopback address) for it to reach the gateway.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/health/liveliness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # What `npm start` runs (node src/main.ts serve), without npm in between, so SIGTERM reaches the gateway.
