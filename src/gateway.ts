@@ -279,6 +279,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             onError: (error) => logger.warn({ err: error }, 'batch worker round failed'),
           },
           readiness,
+          metrics,
         )
       : undefined;
   const app = await buildApp({

@@ -26,6 +26,16 @@ import { fairOrder, shareSlots } from './fair-order.ts';
 import { DEFAULT_RETRY_POLICY, decideFailure, type RetryPolicy } from './item-decisions.ts';
 import { type ItemPipelines, runItem } from './item-runner.ts';
 
+/** What happened to an item in a round: its result, a retry or delay, a late result discarded, or closed unrun. */
+export type BatchItemOutcome =
+  | 'succeeded'
+  | 'failed'
+  | 'retried'
+  | 'delayed'
+  | 'discarded'
+  | 'cancelled'
+  | 'expired';
+
 export interface BatchWorkerOptions {
   db: Kysely<DatabaseSchema>;
   dialect: Dialect;
@@ -41,7 +51,7 @@ export interface BatchWorkerOptions {
   claimSize?: number;
   retry?: RetryPolicy;
   /** Called per finished item and per reclaimed lease (metrics). */
-  onItem?: (outcome: 'succeeded' | 'failed' | 'retried' | 'delayed' | 'discarded') => void;
+  onItem?: (outcome: BatchItemOutcome, count: number) => void;
   onReclaims?: (count: number) => void;
   /** Items ready to run at the start of each round (the queue-depth gauge). */
   onQueueDepth?: (ready: number) => void;
@@ -89,8 +99,6 @@ export class BatchWorker {
     this.lastBeatAt = this.options.clock.now();
     await this.advance();
     const now = this.options.clock.now();
-    const reclaims = await this.leases.expiredLeases(now);
-    if (reclaims > 0) this.options.onReclaims?.(reclaims);
     const ready = await this.leases.readyBatches(now);
     this.options.onQueueDepth?.(ready.reduce((sum, batch) => sum + batch.ready, 0));
     const owners = new Map(ready.map((batch) => [batch.batchId, batch.ownerTeamId ?? batch.ownerKeyId]));
@@ -114,6 +122,8 @@ export class BatchWorker {
       const ownerKeyId = ready.find((batch) => batch.batchId === batchId)!.ownerKeyId;
       for (const item of items) claimed.push({ item, ownerKeyId });
     }
+    const reclaims = claimed.filter(({ item }) => item.reclaimed).length;
+    if (reclaims > 0) this.options.onReclaims?.(reclaims);
     await Promise.all(claimed.map(({ item, ownerKeyId }) => this.runOne(item, ownerKeyId)));
     await this.advance();
     this.lastTickAt = this.options.clock.now();
@@ -158,7 +168,14 @@ export class BatchWorker {
     } catch (error) {
       if (!isGatewayError(error) || error.status !== 401) throw error;
       const reason = JSON.stringify({ code: error.code, message: `The batch owner's key: ${error.message}` });
-      await this.leases.closeUnrun(item.batchId, 'failed', reason, this.options.clock.now(), true);
+      const closed = await this.leases.closeUnrun(
+        item.batchId,
+        'failed',
+        reason,
+        this.options.clock.now(),
+        true,
+      );
+      this.options.onItem?.('failed', closed);
       return;
     }
     const requestId = `${item.batchId}-${item.lineIndex}-${item.token}`;
@@ -176,7 +193,7 @@ export class BatchWorker {
         response: JSON.stringify(run.response),
         error: null,
       });
-      this.options.onItem?.(stored ? 'succeeded' : 'discarded');
+      this.options.onItem?.(stored ? 'succeeded' : 'discarded', 1);
       return;
     }
     const now = this.options.clock.now();
@@ -187,11 +204,15 @@ export class BatchWorker {
         response: JSON.stringify(run.response),
         error: null,
       });
-      this.options.onItem?.(stored ? 'failed' : 'discarded');
+      this.options.onItem?.(stored ? 'failed' : 'discarded', 1);
       return;
     }
     const stored = await this.leases.release(lease, decision.notBefore, decision.kind === 'retry');
-    this.options.onItem?.(stored ? (decision.kind === 'retry' ? 'retried' : 'delayed') : 'discarded');
+    this.options.onItem?.(stored ? (decision.kind === 'retry' ? 'retried' : 'delayed') : 'discarded', 1);
+  }
+
+  private closed(outcome: 'expired' | 'cancelled', count: number): void {
+    if (count > 0) this.options.onItem?.(outcome, count);
   }
 
   /** Lifecycle moves of unfinished batches, and finalization of those with nothing left to run. */
@@ -210,9 +231,15 @@ export class BatchWorker {
       // A batch already finalizing decided its status before; only a running one can still expire.
       const expired = runsItems(batch.status) && batch.expires_at !== null && batch.expires_at <= seconds;
       if (expired)
-        await this.leases.closeUnrun(batch.id, 'expired', JSON.stringify(NOT_RUN.expired), now, true);
+        this.closed(
+          'expired',
+          await this.leases.closeUnrun(batch.id, 'expired', JSON.stringify(NOT_RUN.expired), now, true),
+        );
       if (batch.status === 'cancelling')
-        await this.leases.closeUnrun(batch.id, 'cancelled', JSON.stringify(NOT_RUN.cancelled), now);
+        this.closed(
+          'cancelled',
+          await this.leases.closeUnrun(batch.id, 'cancelled', JSON.stringify(NOT_RUN.cancelled), now),
+        );
       if ((await this.leases.unfinished(batch.id)) > 0) continue;
       const finalized = await finalizeBatch(
         {

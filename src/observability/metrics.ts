@@ -148,6 +148,29 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
       labelNames: ['status'] as const,
       registers,
     }),
+    batchItems: new Counter({
+      name: 'gateway_batch_items_total',
+      help: "Batch items handled by this process's batch worker, by outcome (succeeded, failed, retried, delayed, discarded: a late result of a lease taken over; cancelled, expired: closed unrun).",
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    batchLeaseReclaims: new Counter({
+      name: 'gateway_batch_lease_reclaims_total',
+      help: 'Batch items this process took over from an expired lease (a dead or stalled worker).',
+      registers,
+    }),
+    batchQueueReady: new Gauge({
+      name: 'gateway_batch_queue_ready_items',
+      help: "Batch items ready to run (pending and due, or with an expired lease) at the start of this worker's last round.",
+      registers,
+    }),
+    batchDuration: new Histogram({
+      name: 'gateway_batch_duration_seconds',
+      help: "Time from a batch's creation to its terminal status, by that status; observed by the worker that finalized it.",
+      labelNames: ['status'] as const,
+      buckets: [1, 10, 60, 300, 900, 1800, 3600, 7200, 14_400, 28_800, 43_200, 86_400, 172_800],
+      registers,
+    }),
   };
 }
 

@@ -2,7 +2,8 @@
  * The batch worker on SQLite and PostgreSQL with scripted pipelines (issue 15): items run with the
  * owner's identity and the batch finalizes with output and error files in OpenAI's format; a 429
  * delays an item without failing it; the window's expiry and a cancel close unrun items; a revoked
- * owner key fails the remaining items. Time is a manual clock.
+ * owner key fails the remaining items; the metrics callbacks see the ready queue per round and the
+ * items taken over from a dead worker's expired leases. Time is a manual clock.
  */
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import { errors } from '../../src/lib/error-catalogue.ts';
 import { GatewayError } from '../../src/lib/gateway-error.ts';
 import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
 import { migrateToLatest } from '../../src/store/db/migrate.ts';
+import { BatchItemLeaseRepository } from '../../src/store/db/repositories/batch-item-lease-repository.ts';
 import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
 import { availableBackends } from '../support/available-backends.ts';
 import type { Backend } from '../support/backends.ts';
@@ -217,5 +219,44 @@ describe.each(await availableBackends())('batch worker on %s', (_name, makeBacke
     }).tick();
     const batch = await batches.get('batch_revoked');
     expect(batch).toMatchObject({ status: 'failed', failed: 2, completed: 0 });
+  });
+
+  it('reports the ready queue each round and counts items taken over from expired leases', async () => {
+    await createBatch('batch_reclaim', ['p', 'q', 'r']);
+    // A worker that died holding the first two items.
+    await new BatchItemLeaseRepository(database.db, database.dialect).claim(
+      'batch_reclaim',
+      2,
+      'dead',
+      clock.now(),
+      120_000,
+    );
+    const depths: number[] = [];
+    let reclaims = 0;
+    const outcomes: string[] = [];
+    const run = new BatchWorker({
+      db: database.db,
+      dialect: database.dialect,
+      files,
+      pipelines,
+      callerOfKey: async () => owner,
+      clock,
+      workerId: 'w2',
+      claimSize: 1,
+      onQueueDepth: (ready) => depths.push(ready),
+      onReclaims: (count) => {
+        reclaims += count;
+      },
+      onItem: (outcome, count) => outcomes.push(`${outcome}x${count}`),
+      onFinalized: (batch) => outcomes.push(`finalized:${batch.status}`),
+    });
+    await run.tick();
+    expect([depths, reclaims]).toEqual([[1], 0]);
+    clock.advance(120_000);
+    await run.tick();
+    await run.tick();
+    expect([depths, reclaims]).toEqual([[1, 2, 1], 2]);
+    expect(outcomes).toEqual(['succeededx1', 'succeededx1', 'succeededx1', 'finalized:completed']);
+    expect(await batches.get('batch_reclaim')).toMatchObject({ status: 'completed', completed: 3 });
   });
 });

@@ -19,6 +19,8 @@ export interface ClaimedItem {
   /** Attempts including this one. */
   attempts: number;
   token: number;
+  /** Taken over from an expired lease (a dead or stalled worker's), not from pending. */
+  reclaimed: boolean;
 }
 
 export interface ReadyBatch {
@@ -93,23 +95,34 @@ export class BatchItemLeaseRepository {
     )`;
     const set = sql`status = 'leased', lease_owner = ${owner}, lease_token = lease_token + 1,
       lease_expires_at = ${now + leaseMs}, attempts = attempts + 1`;
-    const returning = sql`batch_id, line_index, custom_id, body, attempts, lease_token`;
+    const returning = sql`batch_id, line_index, custom_id, body, attempts, lease_token, NULL AS previous`;
     // PostgreSQL may evaluate an IN (… LIMIT n) subquery more than once; a materialized CTE takes
     // exactly n rows, locked so concurrent claims skip them.
     const statement =
       this.dialect === 'postgres'
         ? sql`WITH picked AS MATERIALIZED (
-            SELECT line_index FROM batch_items WHERE ${due}
+            SELECT line_index, status AS previous FROM batch_items WHERE ${due}
             ORDER BY line_index LIMIT ${limit} FOR UPDATE SKIP LOCKED
           )
           UPDATE batch_items SET ${set} FROM picked
           WHERE batch_items.batch_id = ${batchId} AND batch_items.line_index = picked.line_index
-          RETURNING ${sql`batch_items.batch_id, batch_items.line_index, batch_items.custom_id, batch_items.body, batch_items.attempts, batch_items.lease_token`}`
+          RETURNING ${sql`batch_items.batch_id, batch_items.line_index, batch_items.custom_id, batch_items.body, batch_items.attempts, batch_items.lease_token, picked.previous`}`
         : sql`UPDATE batch_items SET ${set}
           WHERE batch_id = ${batchId} AND line_index IN (
             SELECT line_index FROM batch_items WHERE ${due} ORDER BY line_index LIMIT ${limit}
           )
           RETURNING ${returning}`;
+    // SQLite's RETURNING sees only new values: the expired leases among the candidates are read first
+    // (exact with its single writer).
+    const expired =
+      this.dialect === 'postgres'
+        ? undefined
+        : new Set(
+            (
+              await sql<{ line_index: number }>`SELECT line_index FROM batch_items WHERE ${due}
+                AND status = 'leased' ORDER BY line_index LIMIT ${limit}`.execute(this.db)
+            ).rows.map((row) => Number(row.line_index)),
+          );
     const result = await sql<{
       batch_id: string;
       line_index: number;
@@ -117,6 +130,7 @@ export class BatchItemLeaseRepository {
       body: string;
       attempts: number;
       lease_token: number;
+      previous: string | null;
     }>`${statement}`.execute(this.db);
     return result.rows
       .map((row) => ({
@@ -126,13 +140,14 @@ export class BatchItemLeaseRepository {
         body: row.body,
         attempts: Number(row.attempts),
         token: Number(row.lease_token),
+        reclaimed: expired ? expired.has(Number(row.line_index)) : row.previous === 'leased',
       }))
       .sort((a, b) => a.lineIndex - b.lineIndex);
   }
 
   /**
-   * Counts the leases that expired (a dead or stalled worker's), for the reclaim metric. The next claim
-   * takes them over with a new token; nothing is changed here.
+   * Counts the leases that expired (a dead or stalled worker's). The next claim takes them over with a
+   * new token (and says so in `reclaimed`); nothing is changed here.
    */
   async expiredLeases(now: number): Promise<number> {
     const row = await this.db
