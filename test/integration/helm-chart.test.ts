@@ -6,12 +6,17 @@
  * `helm lint` and `helm template` run when helm is on PATH; without it a test says so by name.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { parseConfig } from '../../src/config/load-config.ts';
+import { dropSchema } from '../support/backends.ts';
+import { runCli, spawnGateway } from '../support/spawn-gateway.ts';
+import { realBackendsAvailable, TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/test-env.ts';
+import { uniqueName } from '../support/unique-name.ts';
 
 const CHART = 'deploy/helm/switchboard';
 const TEMPLATES = join(CHART, 'templates');
@@ -331,3 +336,64 @@ describe('Helm chart with helm', () => {
     });
   }
 });
+
+describe.runIf(await realBackendsAvailable())(
+  "the chart's pod, run as the CLI on PostgreSQL and Redis",
+  () => {
+    it("the Job's `migrate` then the Deployment's `serve` start on the chart configuration, get ready, and drain in time", async () => {
+      const schema = uniqueName('helm');
+      const folder = mkdtempSync(join(tmpdir(), 'helm-pod-'));
+      // The ConfigMap's file, with a key prefix of its own so the shared Redis stays untouched.
+      const config = structuredClone(values.config) as { general_settings: Tree };
+      config.general_settings.redis_key_prefix = `${schema}:`;
+      config.general_settings.redis_command_timeout_ms = 1000;
+      writeFileSync(join(folder, 'config.yaml'), stringify(config));
+      // The environment the pod template gives: the Secret's variables, the file and the data folder.
+      const search = encodeURIComponent(`-c search_path=${schema}`);
+      const secrets: Record<string, string> = {
+        SWITCHBOARD_MASTER_KEY: `sk-master-${schema}-0123456789`,
+        SWITCHBOARD_SALT_KEY: `salt-${schema}-0123456789abcdef`,
+        DATABASE_URL: `${TEST_DATABASE_URL}?options=${search}`,
+        REDIS_URL: TEST_REDIS_URL,
+      };
+      expect(Object.keys(secrets).sort()).toEqual(Object.keys(secretEnv).sort());
+      const env = {
+        GATEWAY_CONFIG: join(folder, 'config.yaml'),
+        GATEWAY_DATA_DIR: join(folder, 'data'),
+        ...secrets,
+      };
+      try {
+        await runSql(`CREATE SCHEMA "${schema}"`);
+        const job = await runCli(['migrate'], env);
+        expect(job.code, job.stderr).toBe(0);
+        expect(job.stdout).toContain('migrations applied');
+        const pod = await spawnGateway(['--host', '0.0.0.0', '--workers', String(values.workers)], env);
+        const ready = await fetch(`${pod.baseUrl}/health/readiness`);
+        expect(ready.status).toBe(200);
+        expect((await ready.json()) as Tree).toMatchObject({
+          checks: { database: true, foreground_database: true, redis: true },
+        });
+        const started = performance.now();
+        const code = await pod.stop('SIGTERM');
+        expect(code, pod.output()).toBe(0);
+        const budget =
+          Number(values.terminationGracePeriodSeconds) - Number((values.drain as Tree).preStopSleepSeconds);
+        expect(performance.now() - started).toBeLessThan(budget * 1000);
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+        await dropSchema(schema);
+      }
+    }, 120_000);
+  },
+);
+
+async function runSql(statement: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
