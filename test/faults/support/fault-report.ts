@@ -37,7 +37,7 @@ export function faultReportDir(): string {
 export function recordScenario(result: ScenarioResult): void {
   const dir = faultReportDir();
   mkdirSync(dir, { recursive: true });
-  const slug = `${result.group}-${result.scenario}`
+  const slug = `${result.group}-${result.mode}-${result.scenario}`
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .slice(0, 80);

@@ -35,6 +35,8 @@ export interface RequestRecord {
    * reset connection, `timeout` for a request past the client deadline. */
   outcome: Outcome;
   requestId: string;
+  /** The `error.code` of a non-2xx JSON answer (e.g. `shared_store_unavailable`), when it had one. */
+  code?: string;
 }
 
 export interface LoadSummary {
@@ -105,6 +107,7 @@ export class SteadyLoad {
     const requestId = `load-${process.pid}-${index}-${Math.random().toString(36).slice(2, 8)}`;
     const startedAt = performance.now();
     let outcome: Outcome;
+    let code: string | undefined;
     try {
       const response = await fetch(`${baseUrl}/v1/chat/completions`, {
         method: 'POST',
@@ -124,10 +127,28 @@ export class SteadyLoad {
       });
       const text = await response.text();
       outcome = stream && response.ok && !text.includes('data: [DONE]') ? 'cut' : response.status;
+      if (!response.ok) code = errorCode(text);
     } catch (error) {
       outcome = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network';
     }
-    this.records.push({ startedAt, endedAt: performance.now(), baseUrl, stream, outcome, requestId });
+    this.records.push({
+      startedAt,
+      endedAt: performance.now(),
+      baseUrl,
+      stream,
+      outcome,
+      requestId,
+      ...(code ? { code } : {}),
+    });
+  }
+}
+
+function errorCode(text: string): string | undefined {
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,0 +1,210 @@
+/**
+ * A private PostgreSQL cluster for fault scenarios that kill the database: created with `initdb` in a
+ * temporary directory, run on a free loopback port (no Unix socket), killed with SIGKILL (the postmaster
+ * and every backend, as a crash of the host process would) and restarted on the same port and data
+ * directory, so the gateway reconnects to the same address and finds its data again. The shared server
+ * at 5432 is never touched.
+ *
+ * PostgreSQL refuses to run as root. When the tests run as root (this machine and its CI), initdb and
+ * postgres run as the `postgres` system user through spawn's uid/gid (no su/runuser wrapper between
+ * us and the postmaster, so its PID is ours to kill); otherwise they run as the current user.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chownSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import pg from 'pg';
+import { acceptsConnections, freePort } from '../../support/tcp-ports.ts';
+
+interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+export class PrivatePostgres {
+  readonly port: number;
+  private readonly dir: string;
+  private readonly bin: string;
+  private readonly runAs: RunAs | undefined;
+  private child: ChildProcess | undefined;
+  private log = '';
+
+  private constructor(port: number, dir: string, bin: string, runAs: RunAs | undefined) {
+    this.port = port;
+    this.dir = dir;
+    this.bin = bin;
+    this.runAs = runAs;
+  }
+
+  /** True when initdb and postgres can be found (the suite skips the PostgreSQL scenarios otherwise). */
+  static available(): boolean {
+    return postgresBinDir() !== undefined;
+  }
+
+  static async start(): Promise<PrivatePostgres> {
+    const bin = postgresBinDir();
+    if (!bin) throw new Error('initdb/postgres not found (PATH, /usr/lib/postgresql/*/bin)');
+    const runAs = process.getuid?.() === 0 ? postgresUser() : undefined;
+    const dir = mkdtempSync(join(tmpdir(), 'switchboard-pg-'));
+    if (runAs) chownSync(dir, runAs.uid, runAs.gid);
+    const server = new PrivatePostgres(await freePort(), dir, bin, runAs);
+    try {
+      execFileSync(
+        join(bin, 'initdb'),
+        ['-D', server.dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--locale=C'],
+        { stdio: 'pipe', ...(runAs ?? {}) },
+      );
+      await server.restart();
+    } catch (error) {
+      await server.remove();
+      throw error;
+    }
+    return server;
+  }
+
+  get dataDir(): string {
+    return join(this.dir, 'data');
+  }
+
+  /** The `postgres` database as the `postgres` superuser (trust authentication on loopback). */
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  /** What the server printed since it was created (for failure messages). */
+  output(): string {
+    return this.log;
+  }
+
+  /** Starts (again) on the same port and data directory and waits until it accepts queries. */
+  async restart(): Promise<void> {
+    if (this.child) throw new Error('the private PostgreSQL is already running');
+    const child = spawn(
+      join(this.bin, 'postgres'),
+      [
+        '-D',
+        this.dataDir,
+        '-p',
+        String(this.port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        // A killed process loses nothing the OS has (fsync=off only matters if the host dies), so
+        // commits stay synchronous: an acknowledged commit must survive the kill, as in production.
+        '-c',
+        'fsync=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=100',
+      ],
+      // Its own process group: kill() takes the postmaster and its backends down together.
+      { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...(this.runAs ?? {}) },
+    );
+    child.stdout!.on('data', (chunk) => {
+      this.log += chunk;
+    });
+    child.stderr!.on('data', (chunk) => {
+      this.log += chunk;
+    });
+    this.child = child;
+    // A detached postmaster would outlive a test process that dies before remove(): take it along.
+    const reap = () => groupKill(child.pid!);
+    process.once('exit', reap);
+    child.once('exit', () => process.off('exit', reap));
+    const deadline = performance.now() + 15_000;
+    while (performance.now() < deadline) {
+      if (child.exitCode !== null) {
+        this.child = undefined;
+        throw new Error(`postgres exited with ${child.exitCode}:\n${this.log}`);
+      }
+      if ((await acceptsConnections(this.port)) && (await this.answers())) return;
+      await delay(50);
+    }
+    throw new Error(`the private PostgreSQL did not start within 15 s:\n${this.log}`);
+  }
+
+  /** SIGKILL to the postmaster and every backend at once, then waits until the port is closed. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = undefined;
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+      await exited;
+    }
+    // Backends of the group may outlive the postmaster by a moment; a restart needs them gone.
+    const deadline = performance.now() + 5_000;
+    while (groupAlive(child.pid!) || (await acceptsConnections(this.port))) {
+      if (performance.now() > deadline) throw new Error('the private PostgreSQL did not die within 5 s');
+      await delay(20);
+    }
+  }
+
+  /** Kills the server and deletes its directory. */
+  async remove(): Promise<void> {
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async answers(): Promise<boolean> {
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 1_000 });
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+}
+
+function groupKill(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function postgresUser(): RunAs {
+  const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+  const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+  return { uid, gid };
+}
+
+/** The directory of initdb and postgres: initdb on PATH (resolving Debian's symlinks), else the newest
+ * /usr/lib/postgresql/<version>/bin. */
+function postgresBinDir(): string | undefined {
+  for (const folder of (process.env.PATH ?? '').split(':')) {
+    const initdb = join(folder, 'initdb');
+    if (!existsSync(initdb)) continue;
+    const bin = dirname(realpathSync(initdb));
+    if (existsSync(join(bin, 'postgres'))) return bin;
+  }
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((name) => existsSync(join(root, name, 'bin', 'postgres')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? join(root, versions[0], 'bin') : undefined;
+}
