@@ -1,0 +1,97 @@
+/** Turns a soak run's measurements into its verdicts (the rules are in verdicts.ts, the bounds in bounds.ts). */
+import {
+  DEADLINE_MS,
+  DESCRIPTOR_ALLOWANCE,
+  LAG_MAX_GROWTH_MS_PER_10_MIN,
+  MAX_ERROR_RATIO,
+  RSS_MAX_GROWTH_MB_PER_10_MIN,
+  WARMUP_FRACTION,
+} from './bounds.ts';
+import type { Point } from './slope.ts';
+import type { SoakRun } from './soak.ts';
+import {
+  deadlineVerdict,
+  errorRateVerdict,
+  returnsToBaseline,
+  type TrendVerdict,
+  trendVerdict,
+  type Verdict,
+} from './verdicts.ts';
+
+export interface Judgement {
+  pass: boolean;
+  verdicts: Verdict[];
+  /** Trends reported but not judged (heap, handles): where to look when RSS fails. */
+  figures: TrendVerdict[];
+}
+
+export function judge(run: SoakRun): Judgement {
+  const load = run.samples.filter((sample) => sample.phase === 'load');
+  const series = (pick: (sample: (typeof load)[number]) => number): Point[] =>
+    load
+      .map((sample) => ({ t: sample.t, value: pick(sample) }))
+      .filter((point) => Number.isFinite(point.value));
+  const trend = (name: string, unit: string, points: Point[], bound: number) =>
+    trendVerdict({ name, unit, points, warmupFraction: WARMUP_FRACTION, maxGrowthPerTenMinutes: bound });
+
+  const verdicts: Verdict[] = [
+    {
+      name: 'gateway alive',
+      pass: run.gatewayExit === null,
+      measured: run.gatewayExit ?? 'running',
+      bound: 'no exit during the run',
+    },
+    trend(
+      'RSS trend',
+      'MB',
+      series((sample) => sample.rssMb),
+      RSS_MAX_GROWTH_MB_PER_10_MIN,
+    ),
+    trend(
+      'event-loop lag trend (mean)',
+      'ms',
+      series((sample) => sample.lagMeanMs),
+      LAG_MAX_GROWTH_MS_PER_10_MIN,
+    ),
+    {
+      name: 'metrics scrapes',
+      pass: load.filter((sample) => sample.scrapeError === null).length >= load.length / 2,
+      measured: `${load.filter((sample) => sample.scrapeError !== null).length} of ${load.length} failed`,
+      bound: 'at most half fail',
+    },
+    returnsToBaseline('descriptors after load', run.baseline.fds, run.afterLoad.fds, DESCRIPTOR_ALLOWANCE),
+    returnsToBaseline(
+      'sockets after load',
+      run.baseline.sockets,
+      run.afterLoad.sockets,
+      DESCRIPTOR_ALLOWANCE,
+    ),
+    errorRateVerdict('chat errors', run.chat, MAX_ERROR_RATIO),
+    errorRateVerdict('MCP errors', run.mcp, MAX_ERROR_RATIO),
+    deadlineVerdict('chat deadline', run.chat.timeouts, run.chat.slowestMs, DEADLINE_MS),
+    deadlineVerdict('MCP deadline', run.mcp.timeouts, run.mcp.slowestMs, DEADLINE_MS),
+  ];
+  // Unbounded: these explain an RSS or lag failure (a heap leak, or handles piling up) without judging.
+  const unbounded = Number.POSITIVE_INFINITY;
+  const figures = [
+    trend(
+      'heap used trend',
+      'MB',
+      series((sample) => sample.heapUsedMb),
+      unbounded,
+    ),
+    trend(
+      'active handles trend',
+      'handles',
+      series((sample) => sample.activeHandles),
+      unbounded,
+    ),
+    trend(
+      'event-loop lag trend (p99)',
+      'ms',
+      series((sample) => sample.lagP99Ms),
+      unbounded,
+    ),
+  ];
+  return { pass: verdicts.every((verdict) => verdict.pass), verdicts, figures };
+}
