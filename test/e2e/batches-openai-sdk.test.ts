@@ -73,9 +73,9 @@ describe.each(await availableBackends())('batches with the openai SDK on %s', (_
     }
   }
 
-  async function finished(id: string) {
+  async function finished(id: string, caller = client) {
     for (let round = 0; round < 400; round++) {
-      const batch = await client.batches.retrieve(id);
+      const batch = await caller.batches.retrieve(id);
       if (['completed', 'failed', 'expired', 'cancelled'].includes(batch.status)) return batch;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -120,6 +120,39 @@ describe.each(await availableBackends())('batches with the openai SDK on %s', (_
       const list = await client.batches.list({ limit: 100 });
       expect(list.data.map((item) => item.id)).toContain(created.id);
     }
+  });
+
+  it("pages batches and files with the SDK's auto-pagination, newest first or oldest first", async () => {
+    const own = new OpenAI({
+      apiKey: await gateway.createKey({}),
+      baseURL: `${gateway.baseUrl}/v1`,
+      maxRetries: 0,
+    });
+    const created: string[] = [];
+    for (const name of ['p', 'q', 'r']) {
+      const file = await own.files.create({
+        file: await toFile(Buffer.from(`${embedLine(name)}\n`), `${name}.jsonl`),
+        purpose: 'batch',
+      });
+      created.push(
+        (
+          await own.batches.create({
+            input_file_id: file.id,
+            endpoint: '/v1/embeddings',
+            completion_window: '24h',
+          })
+        ).id,
+      );
+    }
+    // Finished first, so the worker's output files do not appear between the two file listings.
+    for (const id of created) expect((await finished(id, own)).status).toBe('completed');
+    const batches: string[] = [];
+    for await (const batch of own.batches.list({ limit: 1 })) batches.push(batch.id);
+    expect([...batches].sort()).toEqual([...created].sort());
+    const all = (await own.files.list()).data.map((file) => file.id);
+    const ascending: string[] = [];
+    for await (const file of own.files.list({ limit: 2, order: 'asc' })) ascending.push(file.id);
+    expect(ascending).toEqual([...all].reverse());
   });
 
   it('reports the running batch worker in readiness, and a stopped one as unready', async () => {
