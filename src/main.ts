@@ -1,13 +1,14 @@
 /**
  * The `switchboard` command: parses flags (with environment equivalents), loads the configuration,
- * bootstraps the master key, runs `serve` (optionally as N cluster workers) or `migrate`, and drains
- * in-flight requests on SIGTERM. The only place besides config/ that reads process.env.
+ * bootstraps the master key, runs `serve` (optionally as N cluster workers), `batch-worker` or
+ * `migrate`, and drains in-flight requests on SIGTERM. The only place besides config/ that reads process.env.
  */
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { batchWorkerRefusal, runBatchWorker } from './batch-worker-command.ts';
 import type { Config } from './config/config.ts';
 import { ConfigError } from './config/config-error.ts';
 import { loadConfig } from './config/load-config.ts';
@@ -27,6 +28,8 @@ const HELP = `Switchboard ${VERSION}: an OpenAI-compatible AI gateway.
 Usage:
   switchboard [serve] [options]    run the gateway (the default command)
   switchboard migrate [options]    apply database migrations and exit
+  switchboard batch-worker [options]  run only the batch worker (no HTTP API; exits 2
+                                   when general_settings.embeddings_batch_enabled is off)
   switchboard --help               show this help
 
 Options (each has an environment variable; the flag wins):
@@ -40,6 +43,8 @@ Options (each has an environment variable; the flag wins):
                     (default ./.switchboard)
   --batch-worker on|off  run the batch worker in this process      GATEWAY_BATCH_WORKER
                     (default on; only when general_settings.embeddings_batch_enabled)
+  --health-port N   batch-worker only: serve /health/* and /metrics GATEWAY_HEALTH_PORT
+                    on this port and --host (default: no listener)
   --log-level LVL   fatal, error, warn, info, debug, trace        LOG_LEVEL
                     (default info)
   -h, --help        show this help
@@ -52,7 +57,7 @@ Other environment variables:
 Docs: README.md and docs/ (configuration, API, limits, MCP, operations).`;
 
 interface CliOptions {
-  command: 'serve' | 'migrate';
+  command: 'serve' | 'migrate' | 'batch-worker';
   configPath: string | undefined;
   port: number;
   host: string;
@@ -61,6 +66,8 @@ interface CliOptions {
   logLevel: string;
   /** Run the batch worker in this process (when batches are enabled). */
   batchWorker: boolean;
+  /** batch-worker: port of its health listener, if any. */
+  healthPort: number | undefined;
 }
 
 function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
@@ -75,12 +82,14 @@ function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
       'data-dir': { type: 'string' },
       'log-level': { type: 'string' },
       'batch-worker': { type: 'string' },
+      'health-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return 'help';
   const command = positionals[0] ?? 'serve';
-  if (command !== 'serve' && command !== 'migrate') throw new UsageError(`unknown command '${command}'`);
+  if (command !== 'serve' && command !== 'migrate' && command !== 'batch-worker')
+    throw new UsageError(`unknown command '${command}'`);
   if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
   return {
     command,
@@ -91,6 +100,7 @@ function parseCli(argv: string[], env: NodeJS.ProcessEnv): CliOptions | 'help' {
     dataDir: resolve(values['data-dir'] ?? env.GATEWAY_DATA_DIR ?? '.switchboard'),
     logLevel: values['log-level'] ?? env.LOG_LEVEL ?? 'info',
     batchWorker: onOff('--batch-worker', values['batch-worker'] ?? env.GATEWAY_BATCH_WORKER ?? 'on'),
+    healthPort: optionalPort(values['health-port'] ?? (env.GATEWAY_HEALTH_PORT || undefined)),
   };
 }
 
@@ -99,6 +109,10 @@ class UsageError extends Error {}
 function onOff(name: string, value: string): boolean {
   if (value === 'on' || value === 'off') return value === 'on';
   throw new UsageError(`${name} must be on or off (got '${value}')`);
+}
+
+function optionalPort(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : integerOption('--health-port', value, 0, 65_535);
 }
 
 function integerOption(name: string, value: string, min: number, max: number): number {
@@ -276,6 +290,16 @@ async function main(): Promise<void> {
     await migrate(config, logger);
     logger.flush();
     return;
+  }
+  if (options.command === 'batch-worker') {
+    const refusal = batchWorkerRefusal(config);
+    if (refusal) {
+      process.stderr.write(`switchboard: ${refusal}\n`);
+      process.exit(2);
+    }
+    const { key } = resolveMasterKey(config, options, env);
+    const { healthPort, host } = options;
+    return runBatchWorker({ config, masterKey: key, logger, healthPort, host });
   }
   if (options.workers > 1 && !config.general_settings.redis_url) {
     process.stderr.write(

@@ -77,3 +77,52 @@ export async function spawnGateway(
     },
   };
 }
+
+/**
+ * Starts a batch worker process (`batch-worker` with a health listener on a free port) and waits until
+ * its /health/liveliness answers. `entry` is the script and command to run: the CLI by default, or
+ * test/support/batch-worker-child.ts while batches are refused by the configuration loader.
+ */
+export async function spawnBatchWorker(
+  args: string[],
+  env: Record<string, string> = {},
+  entry: string[] = ['src/main.ts', 'batch-worker'],
+): Promise<SpawnedGateway> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...entry, '--health-port', String(port), ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: 'pipe',
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk;
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (const deadline = Date.now() + 30_000; ; await delay(100)) {
+    if (child.exitCode !== null)
+      throw new Error(`the batch worker exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`the batch worker did not start:\n${output}`);
+    if (
+      await fetch(`${baseUrl}/health/liveliness`).then(
+        (answer) => answer.ok,
+        () => false,
+      )
+    )
+      break;
+  }
+  return {
+    child,
+    baseUrl,
+    port,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      const exited = once(child, 'exit');
+      child.kill(signal);
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
