@@ -1,7 +1,7 @@
 /**
- * Batch files off and on another store, on SQLite and PostgreSQL: every file route answers 404
- * batches_disabled while batches are off; the directory store keeps 0600 files in a 0700 folder and
- * removes them on delete; the worker's output files (BatchFiles.writeOutput) are visible to the owner's
+ * Batch files off and on another store, on SQLite and PostgreSQL: every file and batch route answers
+ * 404 batches_disabled while batches are off; the directory store keeps 0600 files in a 0700 folder,
+ * removes them on delete and feeds a batch's items from disk; the worker's output files (BatchFiles.writeOutput) are visible to the owner's
  * team only; a file over batch_file_max_bytes is a 413 naming the setting.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -41,15 +41,23 @@ describe.each(await availableBackends())('batch file stores on %s', (_name, make
     rmSync(parent, { recursive: true, force: true });
   });
 
-  it('answers 404 batches_disabled on every file route while batches are off, saying how to enable them', async () => {
+  it('answers 404 batches_disabled on every file and batch route, with or without /v1, while batches are off', async () => {
     const key = await off.createKey({});
-    for (const [method, path] of [
-      ['POST', '/v1/files'],
-      ['GET', '/v1/files'],
-      ['GET', '/v1/files/file-x'],
-      ['GET', '/v1/files/file-x/content'],
-      ['DELETE', '/v1/files/file-x'],
-    ] as const) {
+    const routes = [
+      ['POST', '/files'],
+      ['GET', '/files'],
+      ['GET', '/files/file-x'],
+      ['GET', '/files/file-x/content'],
+      ['DELETE', '/files/file-x'],
+      ['POST', '/batches'],
+      ['GET', '/batches'],
+      ['GET', '/batches/batch_x'],
+      ['POST', '/batches/batch_x/cancel'],
+    ] as const;
+    for (const [method, path] of routes.flatMap(([method, path]) => [
+      [method, `/v1${path}`],
+      [method, path],
+    ])) {
       const response = await fetch(off.baseUrl + path, {
         method,
         headers: { authorization: `Bearer ${key}` },
@@ -74,6 +82,37 @@ describe.each(await availableBackends())('batch file stores on %s', (_name, make
     expect(await (await client.files.content(file.id)).text()).toBe(input);
     await client.files.delete(file.id);
     expect(readdirSync(folder)).not.toContain(file.id);
+  });
+
+  it('creates and runs a batch whose input file is in the directory store', async () => {
+    const client = new OpenAI({ apiKey: await on.createKey({}), baseURL: `${on.baseUrl}/v1`, maxRetries: 0 });
+    const lines = Array.from({ length: 20 }, (_, index) =>
+      JSON.stringify({
+        custom_id: `d${index}`,
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'demo', messages: [{ role: 'user', content: 'hi' }] },
+      }),
+    );
+    const file = await client.files.create({
+      file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'dir.jsonl'),
+      purpose: 'batch',
+    });
+    const created = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    expect(created.request_counts).toEqual({ total: 20, completed: 0, failed: 0 });
+    const deadline = Date.now() + 10_000;
+    let batch = created;
+    while (batch.status !== 'completed' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      batch = await client.batches.retrieve(created.id);
+    }
+    expect(batch.request_counts).toEqual({ total: 20, completed: 20, failed: 0 });
+    const output = (await (await client.files.content(batch.output_file_id!)).text()).trim().split('\n');
+    expect(output.map((line) => JSON.parse(line).custom_id)).toEqual(lines.map((_, index) => `d${index}`));
   });
 
   it('refuses a file over batch_file_max_bytes with 413 naming the setting, storing nothing', async () => {
