@@ -333,6 +333,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       preStopMs = general.shutdown_pre_stop_seconds * 1000,
     ) {
       readiness.startDraining();
+      // The batch worker claims nothing more from now on; its round in flight finishes its items.
+      const workerStopped = batchWorker?.stop();
       clearInterval(invalidationWorker);
       auditRetention.stop();
       await budgetReconciler.stop();
@@ -352,7 +354,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(idleSweep);
       clearTimeout(deadline);
       clearTimeout(forceClose);
-      await batchWorker?.stop();
+      await workerStopped;
       await registry.close();
       await spend.close();
       await mcp.close();
