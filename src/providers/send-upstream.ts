@@ -68,6 +68,15 @@ export class FirstChunkTimeoutError extends Error {
   }
 }
 
+/** A started stream sent no further chunk (keep-alive comments and unended lines do not count) in time. */
+export class StreamIdleTimeoutError extends Error {
+  readonly code = 'SB_STREAM_IDLE_TIMEOUT';
+  constructor(timeoutMs: number) {
+    super(`the upstream stream sent no chunk for ${timeoutMs} ms`);
+    this.name = 'StreamIdleTimeoutError';
+  }
+}
+
 export class ResponseTooLargeError extends Error {
   readonly code = 'SB_RESPONSE_TOO_LARGE';
   constructor(maxBytes: number) {

@@ -142,6 +142,13 @@ export function classifyTransportError(error: unknown): UpstreamError | LocalFai
         retryable: true,
         message: 'the upstream sent no chunk in time (keep-alive comments do not count)',
       });
+    case 'SB_STREAM_IDLE_TIMEOUT':
+      return new UpstreamError({
+        kind: 'timeout',
+        retryable: true,
+        message:
+          'the upstream stream sent no chunk in time (keep-alive comments and unended lines do not count)',
+      });
     case 'SB_SSE_LIMIT':
       return new UpstreamError({
         kind: 'protocol',

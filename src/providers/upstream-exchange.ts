@@ -5,7 +5,12 @@
  * (keep-alive comments and pings do not count, issue 9). Provider folders keep only their wire format.
  */
 import { type AttemptContext, type DeploymentSettings, timeLeft } from './provider-adapter.ts';
-import { FirstChunkTimeoutError, sendUpstream, type UpstreamResponse } from './send-upstream.ts';
+import {
+  FirstChunkTimeoutError,
+  StreamIdleTimeoutError,
+  sendUpstream,
+  type UpstreamResponse,
+} from './send-upstream.ts';
 import { classifyTransportError, UpstreamError } from './upstream-error.ts';
 import type { UpstreamPool } from './upstream-pool.ts';
 
@@ -79,7 +84,11 @@ export function expectStream(response: UpstreamResponse, contentType: string): v
 
 /**
  * Passes `items` through, aborting the exchange if no counted item (all count unless `counts` says
- * otherwise) arrives before the request deadline; errors are classified.
+ * otherwise) arrives before the request deadline, and once one has, if no further counted item arrives
+ * within the stream timeout. The silence is measured between items, not bytes: an upstream that drips
+ * a line without ever ending it, or sends only keep-alive comments, keeps its socket busy but must not
+ * hold the caller (and the caller's slot) forever. Time the caller takes to read an item does not count.
+ * Errors are classified.
  */
 export async function* withFirstChunkDeadline<T>(
   response: UpstreamResponse,
@@ -89,18 +98,33 @@ export async function* withFirstChunkDeadline<T>(
   counts: (item: T) => boolean = () => true,
 ): AsyncGenerator<T> {
   const waitMs = timeLeft(context.deadline, settings.timeouts.totalMs);
-  let timer: NodeJS.Timeout | undefined = setTimeout(
-    () => response.abort(new FirstChunkTimeoutError(waitMs)),
-    waitMs,
-  );
+  const idleMs = settings.timeouts.streamIdleMs;
+  const first = setTimeout(() => response.abort(new FirstChunkTimeoutError(waitMs)), waitMs);
+  let idle: NodeJS.Timeout | undefined;
+  let holding = false;
+  let firedWhileHolding = false;
+  const onIdle = () => {
+    if (holding) firedWhileHolding = true;
+    else response.abort(new StreamIdleTimeoutError(idleMs));
+  };
   try {
     for await (const item of items) {
-      if (timer && counts(item)) timer = void clearTimeout(timer);
+      const counted = counts(item);
+      if (counted && idle === undefined) {
+        clearTimeout(first);
+        idle = setTimeout(onIdle, idleMs);
+      }
+      holding = true;
       yield item;
+      holding = false;
+      // refresh() also re-arms a timer that fired while the caller held the item.
+      if (counted || firedWhileHolding) idle?.refresh();
+      firedWhileHolding = false;
     }
   } catch (error) {
     throw classifyTransportError(error);
   } finally {
-    clearTimeout(timer);
+    clearTimeout(first);
+    clearTimeout(idle);
   }
 }
