@@ -63,6 +63,10 @@ describe.each(await availableBackends())('batch worker on %s', (_name, makeBacke
         const content = String(request.messages[0]?.content);
         const refusal = refusals[content];
         if (refusal) throw refusal;
+        if (content === 'hold') {
+          reachedHold.resolve();
+          await held.promise;
+        }
         return {
           kind: 'json',
           response: {} as never,
@@ -74,6 +78,10 @@ describe.each(await availableBackends())('batch worker on %s', (_name, makeBacke
       },
     },
   };
+
+  /** Calls of the content `hold` wait for this (an item in flight). */
+  let held = Promise.withResolvers<void>();
+  let reachedHold = Promise.withResolvers<void>();
 
   const worker = (callerOfKey: (keyId: string) => Promise<Caller> = async () => owner) =>
     new BatchWorker({
@@ -258,5 +266,34 @@ describe.each(await availableBackends())('batch worker on %s', (_name, makeBacke
     expect([depths, reclaims]).toEqual([[1, 2, 1], 2]);
     expect(outcomes).toEqual(['succeededx1', 'succeededx1', 'succeededx1', 'finalized:completed']);
     expect(await batches.get('batch_reclaim')).toMatchObject({ status: 'completed', completed: 3 });
+  });
+
+  it('stop() claims nothing more and resolves once the items in flight recorded their results', async () => {
+    held = Promise.withResolvers<void>();
+    reachedHold = Promise.withResolvers<void>();
+    await createBatch('batch_stop', ['hold', 'later'], 'in_progress');
+    const run = new BatchWorker({
+      db: database.db,
+      dialect: database.dialect,
+      files,
+      pipelines,
+      callerOfKey: async () => owner,
+      clock,
+      workerId: 'w-stop',
+      claimSize: 1,
+    });
+    run.start(10);
+    await reachedHold.promise;
+    let stopped = false;
+    const stopping = run.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false);
+    held.resolve();
+    await stopping;
+    const items = await batches.listItems('batch_stop', 0, 10);
+    expect(items.map((item) => item.status)).toEqual(['succeeded', 'pending']);
+    expect(() => run.checkAlive()).toThrow('not running');
   });
 });
