@@ -6,6 +6,7 @@ import {
   MAX_ERROR_RATIO,
   RSS_MAX_GROWTH_MB_PER_10_MIN,
   WARMUP_FRACTION,
+  WARMUP_MIN_SECONDS,
 } from './bounds.ts';
 import type { Point } from './slope.ts';
 import type { SoakRun } from './soak.ts';
@@ -31,8 +32,11 @@ export function judge(run: SoakRun): Judgement {
     load
       .map((sample) => ({ t: sample.t, value: pick(sample) }))
       .filter((point) => Number.isFinite(point.value));
+  // The warm-up is a share of the load phase, but never shorter than WARMUP_MIN_SECONDS.
+  const span = load.length > 1 ? load.at(-1)!.t - load[0]!.t : 1;
+  const warmupFraction = Math.min(1, Math.max(WARMUP_FRACTION, WARMUP_MIN_SECONDS / span));
   const trend = (name: string, unit: string, points: Point[], bound: number) =>
-    trendVerdict({ name, unit, points, warmupFraction: WARMUP_FRACTION, maxGrowthPerTenMinutes: bound });
+    trendVerdict({ name, unit, points, warmupFraction, maxGrowthPerTenMinutes: bound });
 
   const verdicts: Verdict[] = [
     {

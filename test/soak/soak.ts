@@ -5,7 +5,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import { SteadyLoad, summarize } from '../faults/support/steady-load.ts';
+import { isServed, SteadyLoad, summarize } from '../faults/support/steady-load.ts';
 import { DEADLINE_MS, DESCRIPTOR_ALLOWANCE, SETTLE_DEADLINE_MS } from './bounds.ts';
 import { CallerConnections } from './caller-connections.ts';
 import { McpLoad, type McpRecord } from './mcp-load.ts';
@@ -34,12 +34,16 @@ export interface SoakRun {
   afterLoad: { fds: number; sockets: number; settledInMs: number | null };
   chat: RequestTally;
   mcp: RequestTally;
+  /** The first failed requests (at most 200): when they started (s since the soak began), how long they took. */
+  failures: Array<{ t: number; ms: number; kind: string; outcome: string }>;
   /** Requests started per second over the load phase, as achieved (the open loop's own accuracy). */
   achievedRate: number;
   /** The soak process's own event-loop delay (p99, ms): when high, client-side lateness is ours. */
   soakLagP99Ms: number;
   /** The gateway's request-duration histograms at the end of the load: its own view of latency. */
   gatewayLatency: string[];
+  /** The gateway's last log lines (warnings and errors: it runs at LOG_LEVEL=warn). */
+  gatewayLog: string[];
   /** Set when the gateway exited during the run. */
   gatewayExit: string | null;
 }
@@ -147,9 +151,26 @@ export async function runSoak(
       errorsByOutcome: chatSummary.errorsByStatus,
     },
     mcp: tallyMcp(mcp.records),
+    failures: [
+      ...chat.records
+        .filter((record) => !isServed(record.outcome))
+        .map((record) => ({ ...record, kind: record.stream ? 'chat stream' : 'chat' })),
+      ...mcp.records
+        .filter((record) => record.outcome !== 'ok')
+        .map((record) => ({ ...record, kind: record.operation })),
+    ]
+      .sort((a, b) => a.startedAt - b.startedAt)
+      .slice(0, 200)
+      .map((record) => ({
+        t: Math.round((record.startedAt - origin) / 100) / 10,
+        ms: Math.round(record.endedAt - record.startedAt),
+        kind: record.kind,
+        outcome: String(record.outcome),
+      })),
     achievedRate: (chat.records.length + mcp.records.length) / loadSeconds,
     soakLagP99Ms: soakLag.percentile(99) / 1e6,
     gatewayLatency,
+    gatewayLog: system.gateway.output().trimEnd().split('\n').slice(-200),
     gatewayExit,
   };
 }
