@@ -47,6 +47,12 @@ async function createPostgres(options: DatabaseOptions): Promise<Database> {
   });
   // An idle client that loses its connection emits 'error'; without a listener that kills the process.
   pool.on('error', () => {});
+  // So does a checked-out one (the pool drops its idle listener while it is lent out): a server that
+  // stops or restarts while a transaction holds a connection crashed the gateway. Its pending and
+  // later queries fail, and the pool discards it on release.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   if (options.schema) {
     const client = await pool.connect();
     try {
