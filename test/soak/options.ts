@@ -9,6 +9,8 @@ export interface SoakOptions {
   sampleSeconds: number;
   backend: BackendKind | 'auto';
   reportDir: string;
+  /** A saved report to judge again with the current bounds, instead of running. */
+  judge: string | undefined;
 }
 
 export const USAGE = `Usage: npm run soak -- [options]     (node test/soak/run.ts [options])
@@ -27,6 +29,7 @@ Options:
                       embedded (SQLite + in-process store), or auto (default: production when both
                       servers answer, else embedded; with REQUIRE_REAL_BACKENDS=1 they must answer)
   --report-dir DIR    where samples and verdicts are written as JSON (default .soak-report)
+  --judge FILE        judge a saved report again with the current bounds (no run)
   --help              this text
 `;
 
@@ -43,6 +46,7 @@ export function parseSoakOptions(argv: readonly string[]): SoakOptions | 'help' 
         'sample-seconds': { type: 'string', default: '5' },
         backend: { type: 'string', default: 'auto' },
         'report-dir': { type: 'string', default: '.soak-report' },
+        judge: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -61,6 +65,7 @@ export function parseSoakOptions(argv: readonly string[]): SoakOptions | 'help' 
     sampleSeconds: positive('--sample-seconds', values['sample-seconds'], 1),
     backend,
     reportDir: String(values['report-dir']),
+    judge: typeof values.judge === 'string' ? values.judge : undefined,
   };
 }
 

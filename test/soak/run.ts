@@ -4,13 +4,13 @@
  * errors and deadlines. Prints progress and a verdict table, writes samples and verdicts as JSON to
  * .soak-report/, and exits 0 (pass), 1 (fail) or 2 (bad flags). `--help` lists the flags.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { REQUIRE_REAL_BACKENDS, realBackendsAvailable } from '../support/test-env.ts';
 import { judge } from './judge.ts';
 import { parseSoakOptions, type SoakOptions, USAGE, UsageError } from './options.ts';
-import { runSoak } from './soak.ts';
+import { runSoak, type SoakRun } from './soak.ts';
 import { type BackendKind, startSoakSystem } from './soak-gateway.ts';
 import { renderVerdicts } from './verdicts.ts';
 
@@ -28,6 +28,12 @@ async function main(): Promise<number> {
   if (options === 'help') {
     process.stdout.write(USAGE);
     return 0;
+  }
+  if (options.judge) {
+    // Re-judging a saved run: bounds can be recalibrated on its samples without running again.
+    const judgement = judge(JSON.parse(readFileSync(options.judge, 'utf8')) as SoakRun);
+    log(renderVerdicts(judgement.verdicts));
+    return judgement.pass ? 0 : 1;
   }
   const backend = await chooseBackend(options.backend);
   const loadBefore = loadavg();
