@@ -1,8 +1,9 @@
 /**
- * The body of POST /v1/batches, checked before anything is read or stored: `input_file_id` a non-empty
- * string, `endpoint` `/v1/embeddings` or `/v1/chat/completions`, `completion_window` `24h` (missing or
- * null means `24h`; anything else is a 400, spec proxy rule 9), `metadata` null or at most 16 string
- * pairs (keys ≤ 64 characters, values ≤ 512, as OpenAI). Failures name the field.
+ * The body of POST /v1/batches, checked before anything is read or stored: `input_file_id` an id
+ * (letters, digits, `-`, `_`), `endpoint` `/v1/embeddings` or `/v1/chat/completions`,
+ * `completion_window` `24h` (missing or null means `24h`; anything else is a 400, spec proxy rule 9),
+ * `metadata` null or at most 16 string pairs (keys ≤ 64 characters, values ≤ 512, as OpenAI; no NUL).
+ * Failures name the field.
  */
 
 export const BATCH_ENDPOINTS = ['/v1/embeddings', '/v1/chat/completions'] as const;
@@ -25,6 +26,8 @@ export class BatchRequestError extends Error {
   }
 }
 
+/** File ids are `file-` and base62; anything else (NUL bytes included) never names a file. */
+const FILE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const MAX_METADATA_PAIRS = 16;
 const MAX_METADATA_KEY = 64;
 const MAX_METADATA_VALUE = 512;
@@ -34,10 +37,10 @@ export function parseCreateBatch(body: unknown): CreateBatchRequest {
     throw new BatchRequestError('body', 'the request body must be a JSON object');
   const fields = body as Record<string, unknown>;
   const inputFileId = fields.input_file_id;
-  if (typeof inputFileId !== 'string' || inputFileId === '')
+  if (typeof inputFileId !== 'string' || !FILE_ID.test(inputFileId))
     throw new BatchRequestError(
       'input_file_id',
-      'input_file_id must be the id of an uploaded file (a string)',
+      'input_file_id must be the id of an uploaded file (letters, digits, - and _; at most 128)',
     );
   const endpoint = fields.endpoint;
   if (!BATCH_ENDPOINTS.includes(endpoint as BatchEndpoint))
@@ -77,6 +80,11 @@ function parseMetadata(value: unknown): Record<string, string> | null {
       );
     if (typeof item !== 'string')
       throw new BatchRequestError(`metadata.${key}`, `metadata.${key} must be a string`);
+    if (key.includes('\u0000') || item.includes('\u0000'))
+      throw new BatchRequestError(
+        `metadata.${key.replaceAll('\u0000', '')}`,
+        'metadata holds a NUL character',
+      );
     if (item.length > MAX_METADATA_VALUE)
       throw new BatchRequestError(
         `metadata.${key}`,

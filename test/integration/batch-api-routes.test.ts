@@ -175,6 +175,30 @@ describe.each(await availableBackends())('file and batch API routes on %s', (_na
     expect(answer.body.error.param).toBe(field);
   });
 
+  it.each([
+    ['an array body', [], null],
+    ['a string body', 'batch', null],
+    ['a NUL in input_file_id', { input_file_id: 'file-\u0000', endpoint: '/v1/embeddings' }, 'input_file_id'],
+    ['a NUL in endpoint', { input_file_id: 'file-x', endpoint: '/v1/embeddings\u0000' }, 'endpoint'],
+    ['a number as input_file_id', { input_file_id: 7, endpoint: '/v1/embeddings' }, 'input_file_id'],
+    [
+      'a NUL in metadata',
+      { input_file_id: 'file-x', endpoint: '/v1/embeddings', metadata: { note: 'a\u0000b' } },
+      'metadata.note',
+    ],
+    [
+      'a metadata value that is not a string',
+      { input_file_id: 'file-x', endpoint: '/v1/embeddings', metadata: { a: 1 } },
+      'metadata.a',
+    ],
+  ])('refuses POST /v1/batches with %s as a 400, storing nothing', async (_label, body, param) => {
+    const before = await count('batches');
+    const answer = await call('POST', '/v1/batches', body);
+    expect(answer.status, answer.text).toBe(400);
+    if (param !== null) expect(answer.body.error.param).toBe(param);
+    expect(await count('batches')).toBe(before);
+  });
+
   it("refuses another key's batch or file as a cursor exactly like one that never existed", async () => {
     const file = await upload([embedLine('a')]);
     const batch = (await call('POST', '/v1/batches', { input_file_id: file.id, endpoint: '/v1/embeddings' }))

@@ -15,7 +15,14 @@ import { errors } from '../../lib/error-catalogue.ts';
 import type { BatchRecord, BatchRepository } from '../../store/db/repositories/batch-repository.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { requireBatches } from '../batch-gate.ts';
-import { BatchListQuery, BatchObject, BatchParams, ListOf, listPage } from '../schemas/batch-views.ts';
+import {
+  BatchListQuery,
+  BatchObject,
+  BatchParams,
+  CreateBatchBody,
+  ListOf,
+  listPage,
+} from '../schemas/batch-views.ts';
 import { callerSecurity, errorResponses } from '../schemas/common-schemas.ts';
 
 const PREFIXES = ['/v1', ''] as const;
@@ -43,6 +50,7 @@ export function registerBatchRoutes(
       {
         onRequest,
         schema: schema('Create a batch from an uploaded input file.', {
+          body: CreateBatchBody,
           response: { ...answers, 413: errorResponses[400] },
         }),
       },

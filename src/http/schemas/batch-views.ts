@@ -93,6 +93,17 @@ export const BatchObject = Type.Object({
   metadata: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
 });
 
+/** Documents POST /batches; the fields are checked by parseCreateBatch, whose refusals name them. */
+export const CreateBatchBody = Type.Object(
+  {
+    input_file_id: Type.Optional(Type.Unknown({ description: 'An uploaded file with purpose batch.' })),
+    endpoint: Type.Optional(Type.Unknown({ description: '/v1/embeddings or /v1/chat/completions.' })),
+    completion_window: Type.Optional(Type.Unknown({ description: '24h (missing or null means 24h).' })),
+    metadata: Type.Optional(Type.Unknown({ description: 'Up to 16 string pairs, or null.' })),
+  },
+  { additionalProperties: true },
+);
+
 export const BatchParams = Type.Object({ batch_id: Type.String({ minLength: 1, maxLength: 128 }) });
 
 export const BatchListQuery = Type.Object({
