@@ -124,7 +124,12 @@ export class BatchWorker {
     }
     const reclaims = claimed.filter(({ item }) => item.reclaimed).length;
     if (reclaims > 0) this.options.onReclaims?.(reclaims);
-    await Promise.all(claimed.map(({ item, ownerKeyId }) => this.runOne(item, ownerKeyId)));
+    const heartbeat = this.heartbeat(claimed.map(({ item }) => item));
+    try {
+      await Promise.all(claimed.map(({ item, ownerKeyId }) => this.runOne(item, ownerKeyId)));
+    } finally {
+      clearInterval(heartbeat);
+    }
     await this.advance();
     this.lastTickAt = this.options.clock.now();
     this.lastBeatAt = this.lastTickAt;
@@ -209,6 +214,28 @@ export class BatchWorker {
     }
     const stored = await this.leases.release(lease, decision.notBefore, decision.kind === 'retry');
     this.options.onItem?.(stored ? (decision.kind === 'retry' ? 'retried' : 'delayed') : 'discarded', 1);
+  }
+
+  /**
+   * While a round's calls run, extends their leases every third of a lease period (and counts as a
+   * beat for readiness), so a call slower than the lease is not taken over and sent again: the lease
+   * expires only when its worker stops beating (died or hung).
+   */
+  private heartbeat(items: readonly ClaimedItem[]): NodeJS.Timeout | undefined {
+    if (items.length === 0) return undefined;
+    const byBatch = new Map<string, number[]>();
+    for (const item of items)
+      byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item.lineIndex]);
+    const timer = setInterval(() => {
+      const now = this.options.clock.now();
+      this.lastBeatAt = now;
+      for (const [batchId, lines] of byBatch)
+        this.leases
+          .extend(this.options.workerId, batchId, lines, now + this.leaseMs())
+          .catch((error: unknown) => this.options.onError?.(error));
+    }, this.leaseMs() / 3);
+    timer.unref();
+    return timer;
   }
 
   private closed(outcome: 'expired' | 'cancelled', count: number): void {

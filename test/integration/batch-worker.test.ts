@@ -296,4 +296,35 @@ describe.each(await availableBackends())('batch worker on %s', (_name, makeBacke
     expect(items.map((item) => item.status)).toEqual(['succeeded', 'pending']);
     expect(() => run.checkAlive()).toThrow('not running');
   });
+
+  it('keeps the leases of calls in flight alive, so a call slower than its lease is not taken over', async () => {
+    held = Promise.withResolvers<void>();
+    reachedHold = Promise.withResolvers<void>();
+    await createBatch('batch_beat', ['hold'], 'in_progress');
+    const run = new BatchWorker({
+      db: database.db,
+      dialect: database.dialect,
+      files,
+      pipelines,
+      callerOfKey: async () => owner,
+      clock,
+      workerId: 'w-beat',
+      leaseMs: 300,
+    });
+    const round = run.tick();
+    await reachedHold.promise;
+    const expiry = async () => (await batches.listItems('batch_beat', 0, 1))[0]!.lease_expires_at!;
+    const claimedUntil = await expiry();
+    clock.advance(250);
+    for (const deadline = Date.now() + 5_000; (await expiry()) <= claimedUntil; ) {
+      if (Date.now() > deadline) throw new Error('the lease of the call in flight was never extended');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    clock.advance(100); // past the lease the claim took
+    const other = new BatchItemLeaseRepository(database.db, database.dialect);
+    expect(await other.claim('batch_beat', 1, 'other', clock.now(), 300)).toEqual([]);
+    held.resolve();
+    await round;
+    expect((await batches.listItems('batch_beat', 0, 1))[0]?.status).toBe('succeeded');
+  });
 });

@@ -159,6 +159,28 @@ export class BatchItemLeaseRepository {
     return Number(row.count);
   }
 
+  /**
+   * Extends the leases `owner` still holds on these items until `until` (the heartbeat of calls in
+   * flight); an item taken over by another worker is left alone. Returns how many were extended.
+   */
+  async extend(
+    owner: string,
+    batchId: string,
+    lineIndexes: readonly number[],
+    until: number,
+  ): Promise<number> {
+    if (lineIndexes.length === 0) return 0;
+    const updated = await this.db
+      .updateTable('batch_items')
+      .set({ lease_expires_at: until })
+      .where('batch_id', '=', batchId)
+      .where('line_index', 'in', [...lineIndexes])
+      .where('status', '=', 'leased')
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows);
+  }
+
   /** Records an item's result and counts it in its batch, in one transaction; false when the lease was lost. */
   async complete(lease: LeaseRef, result: ItemResult): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
