@@ -22,6 +22,7 @@ import { deploymentProblems } from './routing/model-registry.ts';
 import { createDatabase } from './store/db/create-database.ts';
 import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
 import { migrateToLatest } from './store/db/migrate.ts';
+import { warnWhenAhead } from './store/db/open-database.ts';
 
 const HELP = `Switchboard ${VERSION}: an OpenAI-compatible AI gateway.
 
@@ -167,6 +168,7 @@ async function migrate(config: Config, logger: Logger): Promise<void> {
     const report = await migrateToLatest(database).catch((error: unknown) => {
       throw new DatabaseUnreachableError(url, error);
     });
+    warnWhenAhead(report, logger);
     logger.info(
       { applied: report.applied },
       report.applied.length ? 'migrations applied' : 'database is up to date',

@@ -2,6 +2,10 @@
  * Migrations: replicas starting together against a fresh PostgreSQL schema must not race (regression:
  * two gateways migrating at once failed with `relation "kysely_migration_lock" does not exist`).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
 import { migrateToLatest } from '../../src/store/db/migrate.ts';
@@ -48,4 +52,55 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
       await dropSchema(other);
     }
   });
+});
+
+// Spec versioning rule 5: a rollback keeps the additive columns, so the older build must start on the
+// newer schema. Kysely alone refuses a database holding migrations it was not given.
+const migrationBackends = (await realBackendsAvailable()) ? [false, true] : [false];
+
+describe('a database migrated by a newer build', () => {
+  async function withDatabase(postgres: boolean, run: (database: Database) => Promise<void>): Promise<void> {
+    const schema = uniqueName('t');
+    const dir = mkdtempSync(join(tmpdir(), 'migrate-ahead-'));
+    const database = await createDatabase(
+      postgres
+        ? { url: TEST_DATABASE_URL, poolSize: 1, schema }
+        : { url: `sqlite://${join(dir, 'gateway.db')}`, poolSize: 1 },
+    );
+    try {
+      await run(database);
+    } finally {
+      await database.close();
+      if (postgres) await dropSchema(schema);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  for (const postgres of migrationBackends) {
+    const name = postgres ? 'PostgreSQL' : 'SQLite';
+    it(`${name}: an older build starts on it, applying nothing and naming the unknown migrations`, async () => {
+      await withDatabase(postgres, async (database) => {
+        await migrateToLatest(database);
+        await sql`insert into kysely_migration (name, timestamp) values ('9999-from-a-newer-build', '2027-01-01T00:00:00.000Z')`.execute(
+          database.db,
+        );
+        expect(await migrateToLatest(database)).toEqual({ applied: [], ahead: ['9999-from-a-newer-build'] });
+      });
+    });
+
+    it(`${name}: a database ahead of this build yet missing one of its migrations is refused, naming both`, async () => {
+      await withDatabase(postgres, async (database) => {
+        await migrateToLatest(database);
+        await sql`insert into kysely_migration (name, timestamp) values ('9999-from-a-newer-build', '2027-01-01T00:00:00.000Z')`.execute(
+          database.db,
+        );
+        await sql`delete from kysely_migration where name = '0010-batch-finalization-leases'`.execute(
+          database.db,
+        );
+        await expect(migrateToLatest(database)).rejects.toThrow(
+          /9999-from-a-newer-build.*lacks 0010-batch-finalization-leases/,
+        );
+      });
+    });
+  }
 });

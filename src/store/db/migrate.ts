@@ -31,6 +31,11 @@ const migrations: Record<string, Migration> = {
 
 export interface MigrationReport {
   applied: string[];
+  /**
+   * Migrations the database has that this build does not know: a newer build migrated it and this one
+   * is a rollback (spec versioning rule 5 keeps the additive columns). Nothing is applied then.
+   */
+  ahead: string[];
 }
 
 /** An arbitrary second key, so our lock does not collide with other users of hashtext(schema). */
@@ -59,6 +64,20 @@ async function migrate(db: Kysely<any>, schema?: string): Promise<MigrationRepor
     provider: { getMigrations: async () => migrations },
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
+  // Kysely refuses a database holding migrations it was not given ("previously executed migration …
+  // is missing"), which would stop a rolled-back build from starting at all. Migrations are additive,
+  // so an older build runs on the newer schema as long as it has every migration it knows about.
+  const executed = await executedMigrations(db, schema);
+  const ahead = executed.filter((name) => !(name in migrations));
+  if (ahead.length > 0) {
+    const missing = Object.keys(migrations).filter((name) => !executed.includes(name));
+    if (missing.length > 0)
+      throw new Error(
+        `the database holds migrations this build does not know (${ahead.join(', ')}) but lacks ${missing.join(', ')}: ` +
+          'migrate it with the build that applied the newer migrations',
+      );
+    return { applied: [], ahead };
+  }
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
@@ -66,5 +85,23 @@ async function migrate(db: Kysely<any>, schema?: string): Promise<MigrationRepor
       `database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  return { applied: (results ?? []).map((result) => result.migrationName) };
+  return { applied: (results ?? []).map((result) => result.migrationName), ahead: [] };
+}
+
+/** Names in Kysely's bookkeeping table; none when it does not exist yet (a fresh database). */
+// biome-ignore lint/suspicious/noExplicitAny: read before the schema's version is known
+async function executedMigrations(db: Kysely<any>, schema?: string): Promise<string[]> {
+  const table = schema ? `${schema}.kysely_migration` : 'kysely_migration';
+  const exists = schema
+    ? await sql<{
+        found: string | null;
+      }>`select to_regclass(${`"${schema}".kysely_migration`}) as found`.execute(db)
+    : await sql<{
+        found: string | null;
+      }>`select name as found from sqlite_master where type = 'table' and name = 'kysely_migration'`.execute(
+        db,
+      );
+  if (!exists.rows[0]?.found) return [];
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db);
+  return rows.map((row) => row.name);
 }
