@@ -5,7 +5,10 @@
  * `npm run soak`.
  */
 import { describe, expect, it } from 'vitest';
+import { judge } from '../soak/judge.ts';
+import type { Sample } from '../soak/process-sampler.ts';
 import { afterWarmup, leastSquares, type Point } from '../soak/slope.ts';
+import type { SoakRun } from '../soak/soak.ts';
 import {
   deadlineVerdict,
   errorRateVerdict,
@@ -133,5 +136,59 @@ describe('baseline, error and deadline verdicts', () => {
     expect(lines).toHaveLength(4);
     expect(lines[2]).toMatch(/^PASS {2}fds/);
     expect(lines[3]).toMatch(/^FAIL {2}errors/);
+  });
+});
+
+describe('judging a whole run', () => {
+  /** A run of `seconds` whose RSS follows `rss(t)`, everything else healthy. */
+  function run(seconds: number, rss: (t: number) => number, overrides: Partial<SoakRun> = {}): SoakRun {
+    const samples: Sample[] = series(seconds, 5, rss).map(({ t, value }) => ({
+      t,
+      phase: 'load',
+      rssMb: value,
+      heapUsedMb: 80,
+      lagMeanMs: 11,
+      lagP99Ms: 20,
+      lagMaxMs: 30,
+      fds: 60,
+      sockets: 40,
+      tcpByState: {},
+      tcpByPeer: {},
+      activeHandles: 40,
+      cpuSeconds: t / 10,
+      scrapeError: null,
+    }));
+    const tally = { requests: 1_000, errors: 0, timeouts: 0, slowestMs: 80, errorsByOutcome: {} };
+    return {
+      samples,
+      baseline: { fds: 33, sockets: 14 },
+      afterLoad: { fds: 33, sockets: 14, settledInMs: 3_000 },
+      chat: tally,
+      mcp: tally,
+      gatewayExit: null,
+      ...overrides,
+    } as SoakRun;
+  }
+
+  it('passes a healthy run whose RSS grew only during the warm-up (V8 sizing its heap)', () => {
+    // +100 MB in the first 5 minutes of 10, then flat: the warm-up is the first 60 %.
+    const judgement = judge(run(600, (t) => (t < 300 ? 200 + t / 3 : 300)));
+    expect(judgement.verdicts.filter((verdict) => !verdict.pass)).toEqual([]);
+    expect(judgement.pass).toBe(true);
+  });
+
+  it('fails a run whose RSS keeps growing after the warm-up', () => {
+    const judgement = judge(run(600, (t) => 200 + t / 10));
+    expect(judgement.pass).toBe(false);
+    expect(judgement.verdicts.find((verdict) => verdict.name === 'RSS trend')?.pass).toBe(false);
+  });
+
+  it('fails a run in which the gateway exited or sockets stayed open', () => {
+    expect(judge(run(600, () => 250, { gatewayExit: 'exit code 1, signal null' })).pass).toBe(false);
+    const leaking = judge(run(600, () => 250, { afterLoad: { fds: 90, sockets: 70, settledInMs: null } }));
+    expect(leaking.verdicts.filter((verdict) => !verdict.pass).map((verdict) => verdict.name)).toEqual([
+      'descriptors after load',
+      'sockets after load',
+    ]);
   });
 });
