@@ -24,7 +24,8 @@ Options:
   --minutes N         length of the load phase (default 10; CI runs 2)
   --rate R            requests started per second, all kinds together (default 40): 70 % chat
                       completions (half of them streamed), 30 % MCP (tools/list and tools/call)
-  --sample-seconds S  seconds between samples of the gateway process (default 5)
+  --sample-seconds S  seconds between samples of the gateway process (default 5, or 2 for runs under
+                      5 minutes, so the fit after the warm-up still has enough points)
   --backend B         production (PostgreSQL schema + Redis prefix on the shared test servers),
                       embedded (SQLite + in-process store), or auto (default: production when both
                       servers answer, else embedded; with REQUIRE_REAL_BACKENDS=1 they must answer)
@@ -43,7 +44,7 @@ export function parseSoakOptions(argv: readonly string[]): SoakOptions | 'help' 
       options: {
         minutes: { type: 'string', default: '10' },
         rate: { type: 'string', default: '40' },
-        'sample-seconds': { type: 'string', default: '5' },
+        'sample-seconds': { type: 'string' },
         backend: { type: 'string', default: 'auto' },
         'report-dir': { type: 'string', default: '.soak-report' },
         judge: { type: 'string' },
@@ -59,10 +60,17 @@ export function parseSoakOptions(argv: readonly string[]): SoakOptions | 'help' 
   const backend = String(values.backend);
   if (backend !== 'production' && backend !== 'embedded' && backend !== 'auto')
     throw new UsageError(`--backend must be production, embedded or auto, not ${backend}`);
+  const minutes = positive('--minutes', values.minutes, 0.25);
   return {
-    minutes: positive('--minutes', values.minutes, 0.25),
+    minutes,
     rate: positive('--rate', values.rate, 1),
-    sampleSeconds: positive('--sample-seconds', values['sample-seconds'], 1),
+    // A 2-minute run fits ~48 s after its warm-up: every 2 s gives ~24 points, every 5 s too few.
+    sampleSeconds:
+      values['sample-seconds'] === undefined
+        ? minutes < 5
+          ? 2
+          : 5
+        : positive('--sample-seconds', values['sample-seconds'], 1),
     backend,
     reportDir: String(values['report-dir']),
     judge: typeof values.judge === 'string' ? values.judge : undefined,
