@@ -29,7 +29,8 @@ interface Row {
   p50Ms: number | undefined;
   p99Ms: number | undefined;
   redisCommandsPerRequest: number;
-  /** Commands sent by the replicas (network round trips, pipelines aside), the rest run inside scripts. */
+  /** Commands sent by the replicas (network round trips, pipelines aside), the rest run inside scripts;
+   * NaN when MONITOR saw too few to tell. */
   redisRoundTripsPerRequest: number;
   redisByCommand: Record<string, number>;
   rowWritesPerRequest: number;
@@ -71,10 +72,11 @@ function redisCommandStats(port: number): Record<string, number> {
 }
 
 /**
- * The share of Redis commands that replicas sent themselves rather than scripts ran: MONITOR for
- * `ms`, where a command run by a Lua script shows `[0 lua]` instead of a client address.
+ * The share of Redis commands that replicas sent themselves rather than scripts ran: MONITOR for the
+ * whole of `during` (the warm-up; a load generator can take seconds to start on a busy machine), where
+ * a command run by a Lua script shows `[0 lua]` instead of a client address.
  */
-async function clientCommandShare(port: number, ms: number): Promise<number> {
+async function clientCommandShare(port: number, during: Promise<unknown>): Promise<number> {
   const monitor = spawn('redis-cli', ['-p', String(port), 'MONITOR'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -82,7 +84,7 @@ async function clientCommandShare(port: number, ms: number): Promise<number> {
   monitor.stdout.on('data', (chunk: Buffer) => {
     text += chunk.toString();
   });
-  await delay(ms);
+  await during;
   monitor.kill();
   let fromClients = 0;
   let fromScripts = 0;
@@ -129,12 +131,9 @@ async function measure(replicas: number, upstreamPort: number, redisUrl: string,
       workDirectory: work,
     };
     const redisPort = Number(new URL(redisUrl).port);
-    // Warm-up (JIT, pools, caches), with one second of MONITOR in it: MONITOR costs Redis CPU, so it
-    // stays out of the measured run; only the share of commands sent by the replicas is kept.
-    const warmUp = runClosedLoop({ ...load, durationSeconds: 3 });
-    await delay(1_000);
-    const clientShare = await clientCommandShare(redisPort, 1_000);
-    await warmUp;
+    // Warm-up (JIT, pools, caches) under MONITOR: MONITOR costs Redis CPU, so it stays out of the
+    // measured run; only the share of commands sent by the replicas is kept.
+    const clientShare = await clientCommandShare(redisPort, runClosedLoop({ ...load, durationSeconds: 3 }));
     await delay(1_500); // let the warm-up's spend writes and statistics land
     execFileSync('redis-cli', ['-p', String(redisPort), 'CONFIG', 'RESETSTAT'], { stdio: 'ignore' });
     const rowsBefore = await rowWrites(cluster);
@@ -183,7 +182,7 @@ function table(rows: Row[]): string {
   ];
   for (const row of rows) {
     lines.push(
-      `| ${row.replicas} | ${row.requestsPerSecond.toFixed(0)} | ${(row.requestsPerSecond / base).toFixed(2)} | ${row.p50Ms?.toFixed(1) ?? '–'} | ${row.p99Ms?.toFixed(1) ?? '–'} | ${row.failed} | ${row.redisCommandsPerRequest.toFixed(2)} | ${row.redisRoundTripsPerRequest.toFixed(2)} | ${row.redisCpuMicrosPerRequest.toFixed(0)} | ${row.rowWritesPerRequest.toFixed(2)} |`,
+      `| ${row.replicas} | ${row.requestsPerSecond.toFixed(0)} | ${(row.requestsPerSecond / base).toFixed(2)} | ${row.p50Ms?.toFixed(1) ?? '–'} | ${row.p99Ms?.toFixed(1) ?? '–'} | ${row.failed} | ${row.redisCommandsPerRequest.toFixed(2)} | ${Number.isNaN(row.redisRoundTripsPerRequest) ? '–' : row.redisRoundTripsPerRequest.toFixed(2)} | ${row.redisCpuMicrosPerRequest.toFixed(0)} | ${row.rowWritesPerRequest.toFixed(2)} |`,
     );
   }
   return lines.join('\n');
