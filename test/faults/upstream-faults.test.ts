@@ -37,6 +37,8 @@ interface Fault {
   codes: string[];
   /** endless-line: drip 1 KiB every this many ms instead of flooding. */
   dripMs?: number;
+  /** The upstream sends bytes as fast as loopback allows: the machine's CPU is the bottleneck. */
+  floods?: boolean;
   /** The fault is the request's own doing (not retried, not counted against the deployment). */
   callersFault?: boolean;
 }
@@ -68,6 +70,7 @@ const FAULTS: Fault[] = [
     scenario: 'upstream sends one chunk, then a line that never ends, as fast as it can (bytes, no newline)',
     ratePerSecond: 3,
     codes: UPSTREAM_CODES,
+    floods: true,
   },
   {
     mode: 'endless-line',
@@ -79,8 +82,9 @@ const FAULTS: Fault[] = [
   {
     mode: 'oversize',
     scenario: 'upstream answers an 80 MiB JSON body, chunked (read limit 64 MiB)',
-    ratePerSecond: 3,
+    ratePerSecond: 2,
     codes: [...UPSTREAM_CODES, 'upstream_answer_too_large'],
+    floods: true,
     callersFault: true,
   },
   {
@@ -122,6 +126,7 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
       cluster.hostile.mode = fault.mode;
       cluster.hostile.firstByteDelayMs = fault.mode === 'slow-first-byte' ? 6_000 : 0;
       cluster.hostile.dripMs = fault.dripMs ?? 0;
+      const readiness = cluster.watchReadiness();
       const loads = {
         pair: load('pair', fault.ratePerSecond),
         solo: load('solo', fault.ratePerSecond),
@@ -131,6 +136,7 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
       const [pair, solo, calm] = await Promise.all([loads.pair.stop(), loads.solo.stop(), loads.calm.stop()]);
       const faultEnded = performance.now();
       const peak = cluster.memory();
+      const readinessSeen = await readiness.stop();
       cluster.hostile.mode = 'healthy';
       cluster.hostile.firstByteDelayMs = 0;
       cluster.hostile.dripMs = 0;
@@ -146,26 +152,30 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
         ).toEqual([]);
         expect(unclean(answers, fault.codes), `${group}: failures not cleanly classified`).toEqual([]);
       }
+      // An upstream fault is not the gateway's: readiness stays up (a balancer would pull every replica).
+      // Under a flood the 2-core machine's CPU is saturated (the upstream's writer runs here too), and a
+      // probe may miss its 1 s deadline: counted for the report, not asserted.
+      const unready = readinessSeen.filter((status) => status !== 200).length;
+      if (!fault.floods) expect(unready, 'readiness probes not answering 200').toBe(0);
       // The fault reached the solo caller, as a clean error.
       expect(solo.filter((a) => a.ending === 'served').length).toBeLessThan(solo.length);
       // Another caller's healthy model noticed nothing.
       expect(calm.filter((a) => a.ending !== 'served')).toEqual([]);
       const failedOver = pair.filter((a) => a.ending === 'served' && (a.attempts ?? 1) > 1).length;
-      const pairServed = pair.filter((a) => a.ending === 'served').length;
-      // In the pair only streams that had started on the hostile deployment may fail, and answers too
-      // large, which are the request's doing (not retried, spec: upstream_answer_too_large).
+      // Availability with a healthy second deployment: every non-streamed request is served; only streams
+      // that had started on the hostile deployment may fail (they cannot move once content was sent), and
+      // answers too large, which are the request's doing (not retried, spec: upstream_answer_too_large).
       expect(
         pair.filter(
           (a) =>
             a.ending !== 'served' &&
-            !(a.stream && a.ending === 'in-band-error') &&
+            !(a.stream && a.ending === 'in-band-error' && a.deployment === 'pair-hostile') &&
             !(fault.callersFault && a.code === 'upstream_answer_too_large'),
         ),
         'pair: failures failover should have carried',
       ).toEqual([]);
       if (!fault.callersFault) {
         expect(failedOver, 'failover shows in the answers').toBeGreaterThan(0);
-        expect(pairServed / pair.length).toBeGreaterThanOrEqual(0.75);
       }
       const growth = Math.max(...peak.map((memory, index) => memory.peakRssMb - before[index]!.rssMb));
       expect(growth, 'peak RSS growth of a gateway process (MiB)').toBeLessThan(MEMORY_BOUND_MB);
@@ -181,7 +191,11 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
           other: [],
         });
 
-      const common = { group: 'Upstream', readinessSeconds: null, spend: 'not measured' };
+      const [pairSpend, soloSpend] = [await cluster.spendVerdict(pair), await cluster.spendVerdict(solo)];
+      expect(pairSpend).toBe('exact');
+      expect(soloSpend).toBe('exact');
+      const tooLarge = solo.some((a) => a.code === 'upstream_answer_too_large');
+      const common = { group: 'Upstream', readinessSeconds: null };
       recordScenario({
         ...common,
         scenario: `${fault.scenario}; group of 2 deployments`,
@@ -189,6 +203,7 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
         requests: pair.length,
         ...tally(pair),
         recoverySeconds: null,
+        spend: pairSpend,
         notes: `${failedOver} answered after failover; calm model of another key ${calm.length}/${calm.length} served; peak RSS +${Math.round(growth)} MiB; slots intact`,
       });
       recordScenario({
@@ -198,7 +213,12 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
         requests: solo.length,
         ...tally(solo),
         recoverySeconds: recovery,
-        notes: `slowest ${Math.round(slowest(solo))} ms (deadline ${DEADLINE_MS} ms); slots intact`,
+        spend: soloSpend,
+        notes: `slowest ${Math.round(slowest(solo))} ms (deadline ${DEADLINE_MS} ms); ${unready ? `${unready} of ${readinessSeen.length} readiness probes not 200 (CPU saturated)` : 'readiness stayed 200'}; slots intact${
+          fault.callersFault && !tooLarge
+            ? `; no read reached the 64 MiB bound within the ${ATTEMPT_TIMEOUT_S} s attempt timeout on this machine`
+            : ''
+        }`,
       });
     });
   }
@@ -245,6 +265,8 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
         refused: 1,
         other: [],
       });
+      const spend = await cluster.spendVerdict([...others, ...refused, ...abandoned]);
+      expect(spend).toBe('exact');
       recordScenario({
         group: 'Upstream',
         scenario:
@@ -254,7 +276,7 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
         ...tally(others),
         recoverySeconds: null,
         readinessSeconds: null,
-        spend: 'not measured',
+        spend,
         notes: `figures are the other caller's; the first caller had ${refused.length} refused (400 upstream_rejected_request) and ${abandoned.length} abandoned; no cooldown, slots intact`,
       });
     } finally {

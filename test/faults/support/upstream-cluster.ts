@@ -15,6 +15,7 @@ import { HostileUpstream } from '../../fakes/hostile-upstream.ts';
 import { type SpawnedGateway, spawnGateway } from '../../support/spawn-gateway.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../support/test-env.ts';
 import { uniqueName } from '../../support/unique-name.ts';
+import type { Answer } from './upstream-load.ts';
 
 const MASTER_KEY = 'sk-master-upstream-faults';
 
@@ -23,8 +24,12 @@ const MASTER_KEY = 'sk-master-upstream-faults';
 export const ATTEMPT_TIMEOUT_S = 2;
 export const STREAM_TIMEOUT_S = 1;
 export const REQUEST_TIMEOUT_S = 4;
-/** The longest a caller may wait for any answer: the request deadline plus a margin for a loaded machine. */
-export const DEADLINE_MS = REQUEST_TIMEOUT_S * 1_000 + 2_500;
+/**
+ * The longest a caller may wait for any answer: the request deadline plus a margin for a loaded 2-core
+ * machine (the flood scenarios saturate it; a stall, like a stream held by a dripping line, lasts far
+ * longer than this).
+ */
+export const DEADLINE_MS = REQUEST_TIMEOUT_S * 1_000 + 4_000;
 
 export class UpstreamCluster {
   readonly gateways: SpawnedGateway[] = [];
@@ -148,6 +153,80 @@ export class UpstreamCluster {
     return this.hostile.openAnswers === 0;
   }
 
+  /**
+   * Spend of the answers once the outbox has settled: `exact` when every served answer has exactly one
+   * row, no answer has more than one, and no answer the caller got as an error status has a 2xx row;
+   * otherwise what is wrong. A stream cut after content may have its one row (partial output is billed).
+   */
+  async spendVerdict(answers: readonly Answer[], withinMs = 8_000): Promise<string> {
+    const deadline = performance.now() + withinMs;
+    const client = new pg.Client({ connectionString: this.databaseUrl() });
+    await client.connect();
+    try {
+      for (;;) {
+        const { rows: outbox } = await client.query('select count(*)::int as n from spend_outbox');
+        const { rows } = await client.query(
+          'select request_id, count(*)::int as n, max(status)::int as status from spend_logs where request_id = any($1) group by request_id',
+          [answers.map((answer) => answer.requestId)],
+        );
+        const byId = new Map(
+          rows.map((row) => [row.request_id as string, row as { n: number; status: number }]),
+        );
+        const served = answers.filter((a) => a.ending === 'served');
+        const missing = served.filter((a) => !byId.has(a.requestId)).length;
+        const settled = outbox[0].n === 0 && missing === 0;
+        if (settled || performance.now() > deadline) {
+          const twice = rows.filter((row) => row.n > 1).length;
+          const chargedErrors = answers.filter((a) => {
+            const row = byId.get(a.requestId);
+            return a.ending === 'error' && row !== undefined && row.status >= 200 && row.status < 300;
+          }).length;
+          const problems = [
+            outbox[0].n > 0 ? `${outbox[0].n} charges unsettled` : '',
+            missing ? `${missing} served without a row` : '',
+            twice ? `${twice} charged twice` : '',
+            chargedErrors ? `${chargedErrors} charged as served but answered an error` : '',
+          ].filter(Boolean);
+          return problems.length ? problems.join(', ') : 'exact';
+        }
+        await delay(200);
+      }
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** Polls /health/readiness of every gateway every 200 ms until `stop()`; the statuses seen (0: none). */
+  watchReadiness(): { stop(): Promise<number[]> } {
+    const statuses: number[] = [];
+    let stopped = false;
+    const loop = (async () => {
+      while (!stopped) {
+        await Promise.all(
+          this.baseUrls().map(async (baseUrl) => {
+            try {
+              const response = await fetch(`${baseUrl}/health/readiness`, {
+                signal: AbortSignal.timeout(1_500),
+              });
+              await response.arrayBuffer();
+              statuses.push(response.status);
+            } catch {
+              statuses.push(0);
+            }
+          }),
+        );
+        await delay(200);
+      }
+    })();
+    return {
+      async stop() {
+        stopped = true;
+        await loop;
+        return statuses;
+      },
+    };
+  }
+
   output(): string {
     return this.gateways.map((gateway, index) => `--- gateway ${index}\n${gateway.output()}`).join('\n');
   }
@@ -179,8 +258,12 @@ export class UpstreamCluster {
     }
   }
 
+  private databaseUrl(): string {
+    return `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${this.schema}`)}`;
+  }
+
   private config(): string {
-    const databaseUrl = `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${this.schema}`)}`;
+    const databaseUrl = this.databaseUrl();
     const deployment = (group: string, id: string, upstream: HostileUpstream) =>
       `  - { model_name: ${group}, params: { provider: openai, model: m, api_base: "${upstream.baseUrl}", api_key: sk-upstream-faults }, model_info: { id: ${id} } }`;
     return `model_list:
@@ -202,6 +285,8 @@ general_settings:
   # A loaded 2-core machine must not mistake its own slowness for a Redis outage.
   redis_command_timeout_ms: 1000
   request_timeout_seconds: ${REQUEST_TIMEOUT_S}
+  # Each charge durable before the answer ends, so the spend of every scenario can be checked exactly.
+  spend_ingestion_mode: outbox
 `;
   }
 }

@@ -37,6 +37,8 @@ export interface Answer {
   attempts?: number;
   /** The answer contained the provider's text. */
   leaked: boolean;
+  /** The x-request-id sent (spend rows are keyed by it). */
+  requestId: string;
 }
 
 export class UpstreamLoad {
@@ -85,11 +87,24 @@ export class UpstreamLoad {
     const { baseUrls, apiKey, model, streamShare, timeoutMs, content, leakMarker } = this.options;
     const stream = index % Math.round(1 / streamShare) === 0;
     const startedAt = performance.now();
-    const answer: Answer = { startedAt, endedAt: 0, stream, status: 0, ending: 'network', leaked: false };
+    const requestId = `upf-${process.pid}-${index}-${Math.random().toString(36).slice(2, 8)}`;
+    const answer: Answer = {
+      startedAt,
+      endedAt: 0,
+      stream,
+      status: 0,
+      ending: 'network',
+      leaked: false,
+      requestId,
+    };
     try {
       const response = await fetch(`${baseUrls[index % baseUrls.length]}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'content-type': 'application/json',
+          'x-request-id': requestId,
+        },
         body: JSON.stringify({
           model,
           stream,
