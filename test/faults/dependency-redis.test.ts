@@ -52,13 +52,13 @@ describe.runIf(await realBackendsAvailable())('Redis killed under load', () => {
       const recoveries = await Promise.all(watches.map((watch) => watch.waitFor(true, 10_000, restartedAt)));
       // Served again: the first request started after the restart that was answered 2xx.
       const servedAgainAt = await load.waitForServed(restartedAt, 1, 10_000);
-      await delay(2_000);
+      await delay(3_000);
       const summary = await load.stop();
       await Promise.all(watches.map((watch) => watch.stop()));
 
       // Started a second after the kill and answered before the restart: certainly during the outage.
       const during = load.between(killedAt + 1_000).filter((record) => record.endedAt < restartedAt);
-      const after = load.between(restartedAt + 2_000);
+      const after = load.between(servedAgainAt + 1_000);
       const slots = await h.checkSlots(key, SLOTS);
       const settled = await h.outboxSettled(15_000);
       const spend = await h.spendSettled(load.records, 10_000);
@@ -106,7 +106,7 @@ describe.runIf(await realBackendsAvailable())('Redis killed under load', () => {
       if (mode === 'fail_open') {
         expect(summarize(load.records).errorsByStatus, 'fail_open serves through the outage').toEqual({});
       } else {
-        expect(during.length).toBeGreaterThan(10);
+        expect(during.length).toBeGreaterThan(3);
         expect(
           failedDuring.length,
           'fail_closed refuses everything while Redis is down (1 s after the kill)',
