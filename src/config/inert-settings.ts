@@ -1,14 +1,9 @@
 /**
- * Nothing inert (issue 10): a setting either takes effect or says it does not. Settings of features
- * not built yet refuse a non-default value at start; descriptive `model_info` keys (LiteLLM files carry
- * many) are accepted with one warning per key saying Switchboard does not read them.
+ * Nothing inert (issue 10): a setting either takes effect or says it does not. Descriptive `model_info`
+ * keys (LiteLLM files carry many) are accepted with one warning per key saying Switchboard does not read
+ * them.
  */
 import type { ConfigFile } from './config-schema.ts';
-
-/** general_settings whose feature is not built yet: only the default value is accepted. */
-export const NOT_BUILT_YET: ReadonlyArray<{ key: string; default: unknown; feature: string }> = [
-  { key: 'embeddings_batch_enabled', default: false, feature: 'files and batches' },
-];
 
 /** model_info keys the gateway reads; any other is descriptive. */
 export const MODEL_INFO_READ = [
@@ -35,14 +30,7 @@ export const MODEL_INFO_READ = [
   'base_model',
 ];
 
-export function checkInertSettings(file: ConfigFile, warnings: string[], issues: string[]): void {
-  const general = (file.general_settings ?? {}) as Record<string, unknown>;
-  for (const { key, default: value, feature } of NOT_BUILT_YET) {
-    if (general[key] === undefined || general[key] === value) continue;
-    issues.push(
-      `general_settings.${key}: ${JSON.stringify(general[key])} needs ${feature}, which is not built yet; remove the key or set ${JSON.stringify(value)}`,
-    );
-  }
+export function checkInertSettings(file: ConfigFile, warnings: string[]): void {
   const unread = new Map<string, number>();
   for (const entry of file.model_list ?? []) {
     for (const key of Object.keys(entry.model_info ?? {}))

@@ -18,13 +18,14 @@ function issuesOf(yaml: string, env: Record<string, string> = {}): readonly stri
 }
 
 describe('configuration loading', () => {
-  it('refuses settings of features not built yet when set to anything but their default (nothing inert)', () => {
-    expect(
-      issuesOf('general_settings:\n  embeddings_batch_enabled: true\n  tier_policy_mode: shadow\n'),
-    ).toEqual([
-      'general_settings.embeddings_batch_enabled: true needs files and batches, which is not built yet; remove the key or set false',
+  it('refuses a setting value whose behaviour is not built (nothing inert), and takes the built ones', () => {
+    expect(issuesOf('general_settings:\n  tier_policy_mode: shadow\n')).toEqual([
       'general_settings.tier_policy_mode: "shadow" is not built (tier limits would be neither enforced nor measured); use "off" or "enforce"',
     ]);
+    expect(
+      parseConfig('general_settings:\n  embeddings_batch_enabled: true\n', { ...base }).general_settings
+        .embeddings_batch_enabled,
+    ).toBe(true);
     expect(
       parseConfig('general_settings:\n  spend_ingestion_mode: outbox\n', { ...base }).general_settings
         .spend_ingestion_mode,

@@ -169,7 +169,7 @@ function buildConfig(
 ): Config {
   const general = file.general_settings ?? {};
   const router = file.router_settings ?? {};
-  checkInertSettings(file, warnings, issues);
+  checkInertSettings(file, warnings);
   if ((file.model_list ?? []).length === 0)
     warnings.push(
       'no model is configured: add model_list entries (see switchboard.example.yaml); /v1 has nothing to serve',

@@ -28,7 +28,6 @@ const MASTER = 'sk-master-batch-crash-test-0123456789';
 const ITEMS = 20;
 /** Items a worker claims per round (BatchWorker's default claim size): the first worker's held calls. */
 const CLAIMED = 8;
-const CHILD = ['test/support/batch-worker-child.ts'];
 
 describe.runIf(await realBackendsAvailable())('a batch worker SIGKILLed mid-batch', () => {
   const schema = uniqueName('t');
@@ -52,13 +51,14 @@ describe.runIf(await realBackendsAvailable())('a batch worker SIGKILLed mid-batc
 general_settings:
   master_key: ${MASTER}
   database_url: ${JSON.stringify(databaseUrl)}
+  embeddings_batch_enabled: true
   batch_lease_seconds: 5
 `;
     configPath = join(folder, 'switchboard.yaml');
     writeFileSync(configPath, yaml);
     const parsed = parseConfig(yaml, { path: undefined, env: {}, dataDir: folder, source: 'test' });
     api = await createGateway({
-      config: { ...parsed, general_settings: { ...parsed.general_settings, embeddings_batch_enabled: true } },
+      config: parsed,
       masterKey: MASTER,
       logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
       batchWorker: false,
@@ -83,7 +83,7 @@ general_settings:
   });
 
   async function start(): Promise<SpawnedGateway> {
-    const worker = await spawnBatchWorker(['--config', configPath], {}, CHILD);
+    const worker = await spawnBatchWorker(['--config', configPath]);
     workers.push(worker);
     return worker;
   }

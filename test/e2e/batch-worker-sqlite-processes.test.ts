@@ -17,7 +17,6 @@ import { type SpawnedGateway, spawnBatchWorker } from '../support/spawn-gateway.
 
 const MASTER = 'sk-master-batch-sqlite-test-0123456789';
 const ITEMS = 40;
-const CHILD = ['test/support/batch-worker-child.ts'];
 
 describe('two batch worker processes on one SQLite file', () => {
   const folder = mkdtempSync(join(tmpdir(), 'switchboard-batch-sqlite-'));
@@ -37,13 +36,14 @@ describe('two batch worker processes on one SQLite file', () => {
 general_settings:
   master_key: ${MASTER}
   database_url: ${JSON.stringify(join(folder, 'switchboard.db'))}
+  embeddings_batch_enabled: true
   batch_lease_seconds: 60
 `;
     configPath = join(folder, 'switchboard.yaml');
     writeFileSync(configPath, yaml);
     const parsed = parseConfig(yaml, { path: undefined, env: {}, dataDir: folder, source: 'test' });
     api = await createGateway({
-      config: { ...parsed, general_settings: { ...parsed.general_settings, embeddings_batch_enabled: true } },
+      config: parsed,
       masterKey: MASTER,
       logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
       batchWorker: false,
@@ -74,9 +74,7 @@ general_settings:
   };
 
   it('runs every item once with both workers taking part', async () => {
-    workers.push(
-      ...(await Promise.all([0, 1].map(() => spawnBatchWorker(['--config', configPath], {}, CHILD)))),
-    );
+    workers.push(...(await Promise.all([0, 1].map(() => spawnBatchWorker(['--config', configPath])))));
     const ids = Array.from({ length: ITEMS }, (_, index) => `item-${index}`);
     const lines = ids.map((id) =>
       JSON.stringify({

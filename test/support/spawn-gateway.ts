@@ -80,19 +80,21 @@ export async function spawnGateway(
 
 /**
  * Starts a batch worker process (`batch-worker` with a health listener on a free port) and waits until
- * its /health/liveliness answers. `entry` is the script and command to run: the CLI by default, or
- * test/support/batch-worker-child.ts while batches are refused by the configuration loader.
+ * its /health/liveliness answers.
  */
 export async function spawnBatchWorker(
   args: string[],
   env: Record<string, string> = {},
-  entry: string[] = ['src/main.ts', 'batch-worker'],
 ): Promise<SpawnedGateway> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...entry, '--health-port', String(port), ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: 'pipe',
-  });
+  const child = spawn(
+    process.execPath,
+    ['src/main.ts', 'batch-worker', '--health-port', String(port), ...args],
+    {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: 'pipe',
+    },
+  );
   let output = '';
   const collect = (chunk: Buffer) => {
     output += chunk;

@@ -47,9 +47,8 @@ export interface StartOptions {
    */
   freshStore?: boolean;
   /**
-   * Turns files and batches on (test-only): general_settings.embeddings_batch_enabled stays refused by
-   * the configuration loader until the feature is reviewed (config/inert-settings.ts NOT_BUILT_YET), so
-   * the loaded configuration is copied with the switch set, as the loader will produce once it is lifted.
+   * Turns files and batches on, as general_settings.embeddings_batch_enabled: true in the test's
+   * configuration would (a shorthand for the many batch tests).
    */
   batches?: boolean;
   /** Called before the gateway listens (a test-only route, a hook). */
