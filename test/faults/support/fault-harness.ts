@@ -132,10 +132,12 @@ export class FaultHarness {
 
   /** True when every gateway process still runs (none crashed); `except` names those killed on purpose. */
   processesAlive(except: readonly number[] = []): boolean {
-    return this.gateways.every(
-      (gateway, index) =>
-        except.includes(index) || (gateway.child.exitCode === null && gateway.child.signalCode === null),
-    );
+    return this.gateways.every((_, index) => except.includes(index) || this.gatewayAlive(index));
+  }
+
+  gatewayAlive(index: number): boolean {
+    const child = this.gateways[index]!.child;
+    return child.exitCode === null && child.signalCode === null;
   }
 
   /** SIGKILLs gateway `index` (a crash); its slot in `gateways` keeps the dead process until restarted. */
