@@ -20,17 +20,26 @@ const settings: DeploymentSettings = {
   maxConnections: 1,
 };
 
-/** Items from `produce`, ended by the error the deadline passes to `abort`, as a real exchange does. */
-function exchange(produce: (index: number) => { counted: boolean; afterMs: number } | undefined) {
-  let failure: Error | undefined;
-  const response = { abort: (error: Error) => (failure = error) } as unknown as UpstreamResponse;
+/**
+ * Items from `produce` (`undefined` ends the stream, `'silent'` sends bytes that complete no item, as a
+ * dripping endless line does), ended by the error the deadline passes to `abort`, as a real exchange does.
+ */
+function exchange(produce: (index: number) => { counted: boolean; afterMs: number } | 'silent' | undefined) {
+  let fail!: (error: Error) => void;
+  const aborted = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  aborted.catch(() => undefined);
+  const response = { abort: (error: Error) => fail(error) } as unknown as UpstreamResponse;
   async function* items() {
     for (let index = 0; ; index++) {
       const next = produce(index);
       if (!next) return;
-      await delay(next.afterMs);
-      if (failure) throw failure;
-      yield next.counted;
+      if (next === 'silent') await aborted;
+      else {
+        await Promise.race([delay(next.afterMs), aborted]);
+        yield next.counted;
+      }
     }
   }
   return withFirstChunkDeadline(
@@ -43,19 +52,29 @@ function exchange(produce: (index: number) => { counted: boolean; afterMs: numbe
 }
 
 describe('withFirstChunkDeadline once the stream has started', () => {
-  it('ends a stream whose upstream keeps sending only uncounted pieces (an endless line, pings) after stream_timeout', async () => {
+  it('ends a started stream whose upstream completes no further item (an endless line) after stream_timeout', async () => {
     const started = performance.now();
     const seen: boolean[] = [];
     const read = async () => {
-      for await (const counted of exchange((index) => ({ counted: index === 0, afterMs: 10 })))
+      for await (const counted of exchange((index) =>
+        index === 0 ? { counted: true, afterMs: 0 } : 'silent',
+      ))
         seen.push(counted);
     };
     const error = await read().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as UpstreamError).kind).toBe('timeout');
-    expect(seen[0]).toBe(true);
-    // Bounded by the idle timeout (100 ms) plus scheduling, not by the producer (which never stops).
+    expect(seen).toEqual([true]);
+    // Bounded by the idle timeout (100 ms) plus scheduling; the upstream itself never stops.
     expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('keeps a started stream alive on ping events (complete, uncounted items) more often than stream_timeout', async () => {
+    let count = 0;
+    const produce = (index: number) =>
+      index < 12 ? { counted: index === 0, afterMs: IDLE_MS / 2 } : undefined;
+    for await (const _ of exchange(produce)) count++;
+    expect(count).toBe(12);
   });
 
   it('keeps a stream whose counted items come more often than stream_timeout, however long it lasts', async () => {

@@ -84,11 +84,11 @@ export function expectStream(response: UpstreamResponse, contentType: string): v
 
 /**
  * Passes `items` through, aborting the exchange if no counted item (all count unless `counts` says
- * otherwise) arrives before the request deadline, and once one has, if no further counted item arrives
- * within the stream timeout. The silence is measured between items, not bytes: an upstream that drips
- * a line without ever ending it, or sends only keep-alive comments, keeps its socket busy but must not
- * hold the caller (and the caller's slot) forever. Time the caller takes to read an item does not count.
- * Errors are classified.
+ * otherwise) arrives before the request deadline, and once one has, if no further item arrives within
+ * the stream timeout. Silence is measured between items, not bytes: an upstream that drips a line
+ * without ever ending it, or sends only comments, keeps its socket busy but completes no item, and must
+ * not hold the caller (and the caller's slot) forever. Any item counts here (a provider's ping event is
+ * a complete event); the time the caller takes to read an item does not. Errors are classified.
  */
 export async function* withFirstChunkDeadline<T>(
   response: UpstreamResponse,
@@ -102,10 +102,8 @@ export async function* withFirstChunkDeadline<T>(
   const first = setTimeout(() => response.abort(new FirstChunkTimeoutError(waitMs)), waitMs);
   let idle: NodeJS.Timeout | undefined;
   let holding = false;
-  let firedWhileHolding = false;
   const onIdle = () => {
-    if (holding) firedWhileHolding = true;
-    else response.abort(new StreamIdleTimeoutError(idleMs));
+    if (!holding) response.abort(new StreamIdleTimeoutError(idleMs));
   };
   try {
     for await (const item of items) {
@@ -117,9 +115,8 @@ export async function* withFirstChunkDeadline<T>(
       holding = true;
       yield item;
       holding = false;
-      // refresh() also re-arms a timer that fired while the caller held the item.
-      if (counted || firedWhileHolding) idle?.refresh();
-      firedWhileHolding = false;
+      // Restarts the silence from now; also re-arms a timer that fired while the caller held the item.
+      idle?.refresh();
     }
   } catch (error) {
     throw classifyTransportError(error);
