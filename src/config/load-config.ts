@@ -83,7 +83,7 @@ export function parseConfig(text: string, options: LoadConfigOptions & { source:
       document.errors.map((error) => `YAML: ${error.message.split('\n')[0]}`),
     );
   }
-  const raw: unknown = document.toJS() ?? {};
+  const raw: unknown = yamlToJs(document, options.source);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(options.source, [
       'the file must hold a mapping with model_list, router_settings …',
@@ -369,4 +369,17 @@ function buildMcpServers(
       request_timeout_ms: server.request_timeout_ms ?? 30_000,
     };
   });
+}
+
+/**
+ * The document as values. Building them can still fail after a clean parse (an alias whose anchor is
+ * missing, too many alias expansions): the yaml library throws a ReferenceError, which would escape as
+ * a crash instead of a configuration error (found by the config fuzz test, issue 18).
+ */
+function yamlToJs(document: ReturnType<typeof parseDocument>, source: string): unknown {
+  try {
+    return document.toJS() ?? {};
+  } catch (error) {
+    throw new ConfigError(source, [`YAML: ${(error as Error).message.split('\n')[0]}`]);
+  }
 }
