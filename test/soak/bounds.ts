@@ -49,3 +49,18 @@ export const DEADLINE_MS = 5_000;
  * gateway's fault or a starved machine, and either way the run has not shown the gateway holds up.
  */
 export const MAX_ERROR_RATIO = 0.001;
+
+/**
+ * Shortest load phase whose RSS slope is judged (s). Below it the fit lands inside V8's growth and
+ * memory-reducer cycle (docs/reliability.md: a healthy gateway's 2-minute slope swung ±1,000 MB/10 min),
+ * so a short run (CI's 2 minutes) is held to RSS_SHORT_RUN_CEILING_MB instead and the slope is reported
+ * without judging it: the 10-minute `npm run soak` is the test of a slow leak.
+ */
+export const RSS_TREND_MIN_SECONDS = 480;
+
+/**
+ * A short run's ceiling: RSS after the warm-up may pass the warm-up's highest RSS by at most this (MB).
+ * V8's own cycle stayed below the warm-up's peak in every run measured (peak ~300 MB within 90 s); a
+ * leak that outgrows it by 64 MB within two minutes (~13 KB per request at 40 req/s) is a gross one.
+ */
+export const RSS_SHORT_RUN_CEILING_MB = 64;

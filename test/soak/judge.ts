@@ -5,10 +5,12 @@ import {
   LAG_MAX_GROWTH_MS_PER_10_MIN,
   MAX_ERROR_RATIO,
   RSS_MAX_GROWTH_MB_PER_10_MIN,
+  RSS_SHORT_RUN_CEILING_MB,
+  RSS_TREND_MIN_SECONDS,
   WARMUP_FRACTION,
   WARMUP_MIN_SECONDS,
 } from './bounds.ts';
-import type { Point } from './slope.ts';
+import { afterWarmup, type Point } from './slope.ts';
 import type { SoakRun } from './soak.ts';
 import {
   deadlineVerdict,
@@ -45,12 +47,17 @@ export function judge(run: SoakRun): Judgement {
       measured: run.gatewayExit ?? 'running',
       bound: 'no exit during the run',
     },
-    trend(
-      'RSS trend',
-      'MB',
-      series((sample) => sample.rssMb),
-      RSS_MAX_GROWTH_MB_PER_10_MIN,
-    ),
+    span >= RSS_TREND_MIN_SECONDS
+      ? trend(
+          'RSS trend',
+          'MB',
+          series((sample) => sample.rssMb),
+          RSS_MAX_GROWTH_MB_PER_10_MIN,
+        )
+      : rssCeiling(
+          series((sample) => sample.rssMb),
+          warmupFraction,
+        ),
     trend(
       'event-loop lag trend (mean)',
       'ms',
@@ -78,6 +85,16 @@ export function judge(run: SoakRun): Judgement {
   // Unbounded: these explain an RSS or lag failure (a heap leak, or handles piling up) without judging.
   const unbounded = Number.POSITIVE_INFINITY;
   const figures = [
+    ...(span >= RSS_TREND_MIN_SECONDS
+      ? []
+      : [
+          trend(
+            'RSS trend (too short to judge)',
+            'MB',
+            series((sample) => sample.rssMb),
+            unbounded,
+          ),
+        ]),
     trend(
       'heap used trend',
       'MB',
@@ -98,4 +115,20 @@ export function judge(run: SoakRun): Judgement {
     ),
   ];
   return { pass: verdicts.every((verdict) => verdict.pass), verdicts, figures };
+}
+
+/** A short run's RSS check: no new high above the warm-up's peak by more than the ceiling. */
+function rssCeiling(points: readonly Point[], warmupFraction: number): Verdict {
+  const kept = afterWarmup(points, warmupFraction);
+  const warmupPeak = Math.max(...points.slice(0, points.length - kept.length).map((point) => point.value));
+  const laterPeak = Math.max(...kept.map((point) => point.value));
+  const enough = kept.length > 0 && Number.isFinite(warmupPeak);
+  return {
+    name: `RSS ceiling (run under ${RSS_TREND_MIN_SECONDS} s: slope not judged)`,
+    pass: enough && laterPeak <= warmupPeak + RSS_SHORT_RUN_CEILING_MB,
+    measured: enough
+      ? `peak ${laterPeak.toFixed(0)} MB after warm-up, ${warmupPeak.toFixed(0)} MB during it`
+      : 'no samples on one side of the warm-up',
+    bound: `≤ warm-up peak + ${RSS_SHORT_RUN_CEILING_MB} MB`,
+  };
 }
