@@ -134,6 +134,11 @@ export class Haproxy {
     throw new Error(`haproxy did not listen within 5 s:\n${haproxy.output}`);
   }
 
+  /** Last resort from an exit handler: SIGKILL, only while our child still runs (a PID may be reused). */
+  killNow(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
   }

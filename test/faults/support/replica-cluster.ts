@@ -47,6 +47,9 @@ export class ReplicaCluster {
 
   static async start(options: ClusterOptions): Promise<ReplicaCluster> {
     const cluster = new ReplicaCluster(options);
+    // A start abandoned by a hook timeout never reaches stop(): the test process's exit must not leave
+    // replicas and HAProxy running. A synchronous SIGKILL is all an exit handler can do.
+    process.once('exit', () => cluster.killNow());
     try {
       await cluster.boot();
     } catch (error) {
@@ -85,6 +88,14 @@ export class ReplicaCluster {
 
   async count(sql: string): Promise<number> {
     return Number((await this.db.query(sql)).rows[0].n);
+  }
+
+  /** SIGKILL of every child still running (from an exit handler; exited ones are skipped: PIDs get reused). */
+  killNow(): void {
+    this.haproxy?.killNow();
+    for (const { child } of this.replicas) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   }
 
   async stop(): Promise<void> {
