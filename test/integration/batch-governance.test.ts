@@ -252,7 +252,7 @@ model_list:
         clock.advance(70_000);
         return client.batches.retrieve(created.id);
       },
-      (current) => current.status === 'failed',
+      (current) => current.status === 'completed',
     );
     expect(batch.request_counts).toEqual({ total: 1, completed: 0, failed: 1 });
     const [item] = await items(created.id);

@@ -1,0 +1,131 @@
+/**
+ * What finalization makes of a batch whose items are done (issue 15 review), on SQLite and PostgreSQL:
+ * - a batch whose every request failed is `completed` (OpenAI: `failed` is for the batch itself; the
+ *   failed requests are lines of its error file);
+ * - a cancel that lands while the finalizer works ends the batch `cancelled`, never `completed` or
+ *   `expired` with `cancelling_at` set;
+ * - once attached, the items' copies of the input bodies and the answers are cleared (the files hold
+ *   them), the counts stay on the batch.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BatchFiles } from '../../src/batch/batch-files.ts';
+import { finalizeBatch } from '../../src/batch/batch-finalizer.ts';
+import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
+import { migrateToLatest } from '../../src/store/db/migrate.ts';
+import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
+import { availableBackends } from '../support/available-backends.ts';
+import type { Backend } from '../support/backends.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+
+const LEASE_MS = 60_000;
+
+type Outcome = { status: 'succeeded' | 'failed'; code: number };
+
+describe.each(await availableBackends())('batch finalization outcomes on %s', (_name, makeBackend) => {
+  let backend: Backend;
+  let database: Database;
+  let batches: BatchRepository;
+  let files: BatchFiles;
+  const clock = new ManualClock();
+
+  beforeAll(async () => {
+    backend = makeBackend();
+    database = await createDatabase({
+      url: backend.databaseUrl,
+      poolSize: 4,
+      ...(backend.schema ? { schema: backend.schema } : {}),
+    });
+    await migrateToLatest(database);
+    batches = new BatchRepository(database.db);
+    files = new BatchFiles({
+      db: database.db,
+      store: 'database',
+      clock,
+      limits: { maxLines: 50_000, maxLineBytes: 1_000_000, lineSetting: 'batch_line_max_bytes' },
+    });
+  });
+  afterAll(async () => {
+    await database?.close();
+    await backend?.cleanup();
+  });
+
+  /** A running batch whose items already have these outcomes (nothing left to run). */
+  const doneBatch = async (id: string, outcomes: Outcome[]) => {
+    const now = Math.floor(clock.now() / 1000);
+    await batches.create(
+      {
+        id,
+        owner_key_id: 'key-1',
+        owner_team_id: null,
+        endpoint: '/v1/chat/completions',
+        input_file_id: 'file-in',
+        completion_window: '24h',
+        status: 'in_progress',
+        output_file_id: null,
+        error_file_id: null,
+        errors: null,
+        metadata: null,
+        total: outcomes.length,
+        completed: outcomes.filter((outcome) => outcome.status === 'succeeded').length,
+        failed: outcomes.filter((outcome) => outcome.status === 'failed').length,
+        created_at: now,
+        in_progress_at: now,
+        expires_at: now + 86_400,
+        finalizing_at: null,
+        completed_at: null,
+        failed_at: null,
+        expired_at: null,
+        cancelling_at: null,
+        cancelled_at: null,
+        finalized: 0,
+      },
+      outcomes.map((_outcome, index) => ({
+        line_index: index,
+        custom_id: `c${index}`,
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `secret ${index}` }] }),
+      })),
+    );
+    for (const [index, outcome] of outcomes.entries())
+      await database.db
+        .updateTable('batch_items')
+        .set({
+          status: outcome.status,
+          attempts: 1,
+          response: JSON.stringify({
+            status_code: outcome.code,
+            request_id: `r${index}`,
+            body: outcome.code === 200 ? { answer: `reply ${index}` } : { error: { message: 'no' } },
+          }),
+        })
+        .where('batch_id', '=', id)
+        .where('line_index', '=', index)
+        .execute();
+  };
+
+  const finalize = (id: string, expired = false, db = database.db, workerFiles = files) =>
+    finalizeBatch({ db, files: workerFiles, clock, owner: 'w1', leaseMs: LEASE_MS }, id, expired);
+
+  const lines = async (fileId: string | null | undefined) => {
+    const file = fileId ? await files.get(fileId, { all: true }) : undefined;
+    if (!file) return [];
+    let text = '';
+    for await (const chunk of await files.content(file)) text += Buffer.from(chunk).toString('utf8');
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { custom_id: string; response: { status_code: number } });
+  };
+
+  it('a batch whose every request failed is completed, with the failures in its error file', async () => {
+    await doneBatch('batch_allfail', [
+      { status: 'failed', code: 400 },
+      { status: 'failed', code: 500 },
+    ]);
+    const finalized = await finalize('batch_allfail');
+    expect(finalized?.status).toBe('completed');
+    const batch = await batches.get('batch_allfail');
+    expect(batch).toMatchObject({ status: 'completed', failed_at: null, output_file_id: null });
+    expect(batch?.completed_at).not.toBeNull();
+    expect((await lines(batch?.error_file_id)).map((line) => line.response.status_code)).toEqual([400, 500]);
+  });
+});
