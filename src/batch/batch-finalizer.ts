@@ -3,7 +3,7 @@
  * worker that claims the lease writes the output file (2xx answers) and the error file (refusals and
  * items that never ran) in line order through BatchFiles, renewing the lease per page, then attaches
  * them and moves the batch to its terminal status (batch-object.ts finalStatus) only while the lease is
- * still its own. A worker that dies after claiming leaves the lease to expire; the next claim (a new
+ * still its own; a cancel that lands meanwhile makes it cancelled. A worker that dies after claiming leaves the lease to expire; the next claim (a new
  * fencing token) first removes what earlier attempts wrote, found by their ids: files are named
  * `file-<batch id>-output-<token>` / `-error-<token>`. A file with no lines is not written (its id
  * stays null, as OpenAI).
@@ -59,8 +59,9 @@ export async function finalizeBatch(
   if (!batch || batch.finalized || isTerminal(batch.status)) return undefined;
   const lease = await leases.claim(batchId, options.owner, clock.now(), options.leaseMs);
   if (!lease) return undefined;
+  // Planned from the read above; a cancel landing after it is honoured by attach (cancelled wins).
   const status = finalStatus({ ...batch, expired });
-  if (status !== 'cancelled' && status !== 'expired')
+  if (status === 'completed')
     await batches.update(batchId, { status: 'finalizing', finalizing_at: seconds(clock) }, [
       'validating',
       'in_progress',
@@ -82,7 +83,7 @@ export async function finalizeBatch(
       error_file_id: errors,
     });
     if (!attached) throw new LeaseLost();
-    return { status, createdAt: batch.created_at, finishedAt };
+    return { status: attached, createdAt: batch.created_at, finishedAt };
   } catch (error) {
     if (!(error instanceof LeaseLost)) throw error;
     // Another worker owns the finalization now: what this attempt wrote is nobody's.

@@ -7,6 +7,7 @@
  * - once attached, the items' copies of the input bodies and the answers are cleared (the files hold
  *   them), the counts stay on the batch.
  */
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryId } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchFiles } from '../../src/batch/batch-files.ts';
 import { finalizeBatch } from '../../src/batch/batch-finalizer.ts';
@@ -26,6 +27,8 @@ describe.each(await availableBackends())('batch finalization outcomes on %s', (_
   let database: Database;
   let batches: BatchRepository;
   let files: BatchFiles;
+  /** A second connection: the "cancel route" of another replica, outside the finalizer's queries. */
+  let other: Database;
   const clock = new ManualClock();
 
   beforeAll(async () => {
@@ -37,6 +40,11 @@ describe.each(await availableBackends())('batch finalization outcomes on %s', (_
     });
     await migrateToLatest(database);
     batches = new BatchRepository(database.db);
+    other = await createDatabase({
+      url: backend.databaseUrl,
+      poolSize: 1,
+      ...(backend.schema ? { schema: backend.schema } : {}),
+    });
     files = new BatchFiles({
       db: database.db,
       store: 'database',
@@ -45,6 +53,7 @@ describe.each(await availableBackends())('batch finalization outcomes on %s', (_
     });
   });
   afterAll(async () => {
+    await other?.close();
     await database?.close();
     await backend?.cleanup();
   });
@@ -102,8 +111,12 @@ describe.each(await availableBackends())('batch finalization outcomes on %s', (_
         .execute();
   };
 
-  const finalize = (id: string, expired = false, db = database.db, workerFiles = files) =>
-    finalizeBatch({ db, files: workerFiles, clock, owner: 'w1', leaseMs: LEASE_MS }, id, expired);
+  const finalize = (
+    id: string,
+    expired = false,
+    db = database.db,
+    workerFiles: Pick<BatchFiles, 'writeOutput' | 'discardBytes'> = files,
+  ) => finalizeBatch({ db, files: workerFiles, clock, owner: 'w1', leaseMs: LEASE_MS }, id, expired);
 
   const lines = async (fileId: string | null | undefined) => {
     const file = fileId ? await files.get(fileId, { all: true }) : undefined;
@@ -128,4 +141,80 @@ describe.each(await availableBackends())('batch finalization outcomes on %s', (_
     expect(batch?.completed_at).not.toBeNull();
     expect((await lines(batch?.error_file_id)).map((line) => line.response.status_code)).toEqual([400, 500]);
   });
+
+  /** The cancel route's transition, through the other connection. */
+  const cancel = (id: string) =>
+    new BatchRepository(other.db).update(
+      id,
+      { status: 'cancelling', cancelling_at: Math.floor(clock.now() / 1000) },
+      ['validating', 'in_progress'],
+    );
+
+  it('a cancel between the finalizer read and its lease claim ends the batch cancelled', async () => {
+    await doneBatch('batch_race', [
+      { status: 'succeeded', code: 200 },
+      { status: 'failed', code: 400 },
+    ]);
+    const finalized = await finalize(
+      'batch_race',
+      false,
+      database.db.withPlugin(afterFirstBatchRead(() => cancel('batch_race'))),
+    );
+    const batch = await batches.get('batch_race');
+    expect(finalized?.status).toBe('cancelled');
+    expect(batch).toMatchObject({ status: 'cancelled', completed_at: null, finalized: 1 });
+    expect(batch?.cancelling_at).not.toBeNull();
+    expect(batch?.cancelled_at).not.toBeNull();
+    // It ran to the end: its answer and its refusal are in the files.
+    expect((await lines(batch?.output_file_id)).map((line) => line.custom_id)).toEqual(['c0']);
+    expect((await lines(batch?.error_file_id)).map((line) => line.custom_id)).toEqual(['c1']);
+  });
+
+  it('a cancel while the files of an expired batch are written ends it cancelled, not expired', async () => {
+    await doneBatch('batch_late', [{ status: 'succeeded', code: 200 }]);
+    const cancelling = {
+      writeOutput: async (...args: Parameters<BatchFiles['writeOutput']>) => {
+        expect(await cancel('batch_late')).toBe(true);
+        return files.writeOutput(...args);
+      },
+      discardBytes: (id: string) => files.discardBytes(id),
+    };
+    expect((await finalize('batch_late', true, database.db, cancelling))?.status).toBe('cancelled');
+    expect(await batches.get('batch_late')).toMatchObject({ status: 'cancelled', expired_at: null });
+  });
+
+  it('a cancel after the batch turned finalizing changes nothing: it completes', async () => {
+    await doneBatch('batch_after', [{ status: 'succeeded', code: 200 }]);
+    const refused: boolean[] = [];
+    const cancelling = {
+      writeOutput: async (...args: Parameters<BatchFiles['writeOutput']>) => {
+        refused.push(!(await cancel('batch_after')));
+        return files.writeOutput(...args);
+      },
+      discardBytes: (id: string) => files.discardBytes(id),
+    };
+    expect((await finalize('batch_after', false, database.db, cancelling))?.status).toBe('completed');
+    expect(refused).toEqual([true]);
+    expect(await batches.get('batch_after')).toMatchObject({ status: 'completed', cancelling_at: null });
+  });
 });
+
+/** Runs `act` once, after the first read of `batches` returned (before the finalizer's next query). */
+function afterFirstBatchRead(act: () => Promise<unknown>): KyselyPlugin {
+  const reads = new Set<QueryId>();
+  let done = false;
+  return {
+    transformQuery({ node, queryId }: PluginTransformQueryArgs) {
+      if (node.kind === 'SelectQueryNode' && JSON.stringify(node.from).includes('"name":"batches"'))
+        reads.add(queryId);
+      return node;
+    },
+    async transformResult({ result, queryId }: PluginTransformResultArgs) {
+      if (!done && reads.has(queryId)) {
+        done = true;
+        await act();
+      }
+      return result;
+    },
+  };
+}

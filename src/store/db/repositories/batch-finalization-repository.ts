@@ -14,6 +14,13 @@ export interface FinalizationLease {
   token: number;
 }
 
+type TerminalStatus = 'completed' | 'failed' | 'expired' | 'cancelled';
+
+/** The batch's terminal columns: `status` and its `*_at` (epoch seconds), the files, `errors`. */
+export type FinalChanges = Partial<Omit<BatchesTable, 'id' | 'finalized' | 'status'>> & {
+  status: TerminalStatus;
+};
+
 export class BatchFinalizationRepository {
   private readonly db: Kysely<DatabaseSchema>;
 
@@ -60,13 +67,13 @@ export class BatchFinalizationRepository {
   }
 
   /**
-   * Sets the batch's terminal columns (status, its `*_at`, the file ids) and `finalized`, only while the
-   * lease is still this one's; one transaction. False when the lease was lost.
+   * Attaches the files and the terminal status and sets `finalized`, only while the lease is still this
+   * one's; one transaction. A cancel that landed while the files were written
+   * wins: a batch found `cancelling` ends `cancelled` instead of `completed` or `expired` (on
+   * PostgreSQL the UPDATE re-checks its WHERE after a concurrent cancel commits, and a cancel after it
+   * finds the batch terminal). Returns the status attached, or false when the lease was lost.
    */
-  async attach(
-    lease: FinalizationLease,
-    changes: Partial<Omit<BatchesTable, 'id' | 'finalized'>>,
-  ): Promise<boolean> {
+  async attach(lease: FinalizationLease, changes: FinalChanges): Promise<TerminalStatus | false> {
     return this.db.transaction().execute(async (trx) => {
       const fenced = await trx
         .updateTable('batch_finalizations')
@@ -76,12 +83,26 @@ export class BatchFinalizationRepository {
         .where('attached', '=', 0)
         .executeTakeFirst();
       if (Number(fenced.numUpdatedRows) === 0) return false;
-      await trx
-        .updateTable('batches')
-        .set({ ...changes, finalized: 1 })
-        .where('id', '=', lease.batchId)
-        .execute();
-      return true;
+      const terminal = (set: FinalChanges) =>
+        trx
+          .updateTable('batches')
+          .set({ ...set, finalized: 1 })
+          .where('id', '=', lease.batchId);
+      let status = changes.status;
+      if (status === 'completed' || status === 'expired') {
+        const done = await terminal(changes).where('status', '<>', 'cancelling').executeTakeFirst();
+        if (Number(done.numUpdatedRows) === 0) {
+          const at = changes[`${status}_at`] ?? null;
+          await terminal({
+            ...changes,
+            status: 'cancelled',
+            [`${status}_at`]: null,
+            cancelled_at: at,
+          }).execute();
+          status = 'cancelled';
+        }
+      } else await terminal(changes).execute();
+      return status;
     });
   }
 
