@@ -36,11 +36,13 @@ export async function runCli(
   return { code, stdout, stderr };
 }
 
+/** `port`: listen there instead of a free port (a restart on the port a load or balancer still uses). */
 export async function spawnGateway(
   args: string[],
   env: Record<string, string> = {},
+  port?: number,
 ): Promise<SpawnedGateway> {
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(process.execPath, ['src/main.ts', 'serve', '--port', String(port), ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: 'pipe',

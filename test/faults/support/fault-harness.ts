@@ -149,7 +149,7 @@ export class FaultHarness {
   async restartGateway(index: number): Promise<void> {
     const old = this.gateways[index]!;
     await old.stop('SIGKILL');
-    this.gateways[index] = await this.spawn(['--port', String(old.port)]);
+    this.gateways[index] = await this.spawn(old.port);
   }
 
   /**
@@ -277,8 +277,8 @@ export class FaultHarness {
     }
   }
 
-  private spawn(args: string[] = []): Promise<SpawnedGateway> {
-    return spawnGateway(['--config', this.configPath, ...args], this.options.env ?? {});
+  private spawn(port?: number): Promise<SpawnedGateway> {
+    return spawnGateway(['--config', this.configPath], this.options.env ?? {}, port);
   }
 
   private config(): string {
