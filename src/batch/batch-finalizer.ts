@@ -3,7 +3,8 @@
  * worker that claims the lease writes the output file (2xx answers) and the error file (refusals and
  * items that never ran) in line order through BatchFiles, renewing the lease per page, then attaches
  * them and moves the batch to its terminal status (batch-object.ts finalStatus) only while the lease is
- * still its own; a cancel that lands meanwhile makes it cancelled. A worker that dies after claiming leaves the lease to expire; the next claim (a new
+ * still its own; a cancel that lands meanwhile makes it cancelled, and the attach clears the items'
+ * bodies and answers (the files hold them). A worker that dies after claiming leaves the lease to expire; the next claim (a new
  * fencing token) first removes what earlier attempts wrote, found by their ids: files are named
  * `file-<batch id>-output-<token>` / `-error-<token>`. A file with no lines is not written (its id
  * stays null, as OpenAI).

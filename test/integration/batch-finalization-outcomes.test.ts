@@ -197,6 +197,35 @@ describe.each(await availableBackends())('batch finalization outcomes on %s', (_
     expect(refused).toEqual([true]);
     expect(await batches.get('batch_after')).toMatchObject({ status: 'completed', cancelling_at: null });
   });
+
+  it('clears the item bodies and answers once the files are attached; the counts stay', async () => {
+    await doneBatch('batch_clear', [
+      { status: 'succeeded', code: 200 },
+      { status: 'failed', code: 400 },
+    ]);
+    const running = await database.db
+      .selectFrom('batch_items')
+      .select(['body', 'response'])
+      .where('batch_id', '=', 'batch_clear')
+      .execute();
+    expect(running.every((item) => item.body.includes('secret') && item.response !== null)).toBe(true);
+    await finalize('batch_clear');
+    const items = await database.db
+      .selectFrom('batch_items')
+      .select(['custom_id', 'body', 'response', 'status'])
+      .where('batch_id', '=', 'batch_clear')
+      .orderBy('line_index')
+      .execute();
+    expect(items).toEqual([
+      { custom_id: 'c0', body: '', response: null, status: 'succeeded' },
+      { custom_id: 'c1', body: '', response: null, status: 'failed' },
+    ]);
+    const batch = await batches.get('batch_clear');
+    expect(batch).toMatchObject({ status: 'completed', total: 2, completed: 1, failed: 1 });
+    expect(await lines(batch?.output_file_id)).toMatchObject([
+      { custom_id: 'c0', response: { body: { answer: 'reply 0' } } },
+    ]);
+  });
 });
 
 /** Runs `act` once, after the first read of `batches` returned (before the finalizer's next query). */

@@ -67,8 +67,9 @@ export class BatchFinalizationRepository {
   }
 
   /**
-   * Attaches the files and the terminal status and sets `finalized`, only while the lease is still this
-   * one's; one transaction. A cancel that landed while the files were written
+   * Attaches the files and the terminal status, sets `finalized` and clears the items' copies of the
+   * input bodies and their answers (the files hold them now; the counts stay on the batch), only while
+   * the lease is still this one's; one transaction. A cancel that landed while the files were written
    * wins: a batch found `cancelling` ends `cancelled` instead of `completed` or `expired` (on
    * PostgreSQL the UPDATE re-checks its WHERE after a concurrent cancel commits, and a cancel after it
    * finds the batch terminal). Returns the status attached, or false when the lease was lost.
@@ -102,6 +103,11 @@ export class BatchFinalizationRepository {
           status = 'cancelled';
         }
       } else await terminal(changes).execute();
+      await trx
+        .updateTable('batch_items')
+        .set({ body: '', response: null })
+        .where('batch_id', '=', lease.batchId)
+        .execute();
       return status;
     });
   }
