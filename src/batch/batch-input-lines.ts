@@ -2,12 +2,13 @@
  * Reads a batch input file (OpenAI's JSON-lines format) line by line from a byte stream, never holding
  * more than one line: each line must be UTF-8 without NUL bytes, a JSON object with a non-empty unique
  * string `custom_id`, `method: "POST"`, a supported `url` and an object `body` with a string `model`;
- * chat items may not stream or use MCP tools. Blank lines are skipped (a trailing newline is usual).
+ * chat items may not stream or use MCP tools; nesting is bounded as for a synchronous request body. Blank lines are skipped (a trailing newline is usual).
  * The first problem is a 400 naming the line number (1-based) and the field.
  */
 import { TextDecoder } from 'node:util';
 import { errors } from '../lib/error-catalogue.ts';
 import type { GatewayError } from '../lib/gateway-error.ts';
+import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { findNulByte } from '../lib/nul-bytes.ts';
 
 export const BATCH_ENDPOINTS = ['/v1/embeddings', '/v1/chat/completions'] as const;
@@ -106,6 +107,14 @@ function checkLine(
     throw lineError(lineNumber, null, 'the line is not valid UTF-8');
   }
   if (text.trim() === '') return undefined;
+  // A body may nest as deep as a synchronous request's (the line adds one level): deeper input would
+  // overflow the stack where the batch is created or an item serialized, after the upload was accepted.
+  if (jsonTextTooDeep(text, MAX_JSON_DEPTH + 1))
+    throw lineError(
+      lineNumber,
+      null,
+      `the line nests arrays and objects deeper than ${MAX_JSON_DEPTH + 1} levels (a request body may nest ${MAX_JSON_DEPTH}, as a synchronous request)`,
+    );
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -209,6 +209,12 @@ describe.each(await availableBackends())('batch files on %s', (_name, makeBacken
       /^Line 2: the line must be a JSON object/,
       'line 2',
     ],
+    [
+      'a line nested 200,000 levels deep (it once passed here and overflowed the stack at batch creation)',
+      `${line('a')}\n{"custom_id":"b","method":"POST","url":"/v1/embeddings","body":{"model":"demo","input":${'['.repeat(200_000)}${']'.repeat(200_000)}}}\n`,
+      /^Line 2: the line nests arrays and objects deeper than 65 levels \(a request body may nest 64/,
+      'line 2',
+    ],
     ['an empty file', '\n\n', /holds no request/, 'file'],
   ];
 
@@ -227,6 +233,22 @@ describe.each(await availableBackends())('batch files on %s', (_name, makeBacken
       expect(await storedRows()).toBe(before);
     },
   );
+
+  it('accepts a body nested as deep as a synchronous request may be (64 levels) and creates its batch', async () => {
+    // body (1 level) + input nested 63 arrays deep: the bound of a synchronous body, not one past it.
+    const deep = `${'['.repeat(63)}"x"${']'.repeat(63)}`;
+    const text = `{"custom_id":"d","method":"POST","url":"/v1/embeddings","body":{"model":"demo","input":${deep}}}\n`;
+    const file = await solo.files.create({
+      file: await toFile(Buffer.from(text), 'deep.jsonl'),
+      purpose: 'batch',
+    });
+    const batch = await solo.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/embeddings',
+      completion_window: '24h',
+    });
+    expect(batch).toMatchObject({ status: 'validating', request_counts: { total: 1 } });
+  });
 
   it('refuses more than 50,000 requests, naming the line past the limit', async () => {
     const before = await storedRows();
