@@ -38,6 +38,7 @@ export const ErrorCode = {
   sharedStoreUnavailable: 'shared_store_unavailable',
   invalidationQueueUnavailable: 'invalidation_queue_unavailable',
   auditLogUnavailable: 'audit_log_unavailable',
+  databaseUnavailable: 'database_unavailable',
   jsonTooDeep: 'json_too_deep',
   bodyReadTimeout: 'request_body_timeout',
   tooManyFailedAuthentications: 'too_many_failed_authentications',
@@ -266,6 +267,16 @@ export const errors = {
       code: 'spend_not_accepted',
       message:
         'The answer could not be recorded for accounting (spend_ingestion_mode: outbox), so it is not delivered. Retry; if it persists, tell the operator to check the telemetry database.',
+      retryAfter: 1,
+    });
+  },
+  /** The database could not be reached (a restart, a failover): retryable, unlike our own failure. */
+  databaseUnavailable(): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: ErrorCode.databaseUnavailable,
+      message: 'The gateway cannot reach its database right now. Retry shortly.',
       retryAfter: 1,
     });
   },

@@ -1,10 +1,12 @@
 /**
  * The one place errors become HTTP answers: GatewayErrors as the OpenAI envelope with their status,
  * `retry-after` and extra headers; Fastify's own errors (bad JSON, body too large, wrong content type)
- * mapped to the same envelope; anything unexpected logged and answered as a sanitized 500.
+ * mapped to the same envelope; a database outage as a retryable 503; anything unexpected logged and
+ * answered as a sanitized 500.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { isDatabaseOutage } from '../../lib/database-outage.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
@@ -30,6 +32,8 @@ export function toGatewayError(error: unknown, request: FastifyRequest, bodyLimi
   // keeps its 4xx status in our envelope; only a failure of our own is a 500.
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return errors.clientError(status);
+  // A key not yet cached, an admin read…: the database being down is its outage, not our failure.
+  if (isDatabaseOutage(error)) return errors.databaseUnavailable();
   return errors.internal();
 }
 

@@ -78,6 +78,9 @@ async function migrate(db: Kysely<any>, schema?: string): Promise<MigrationRepor
       );
     return { applied: [], ahead };
   }
+  // Nothing to apply: skip the migrator, whose start-up introspection reads every schema's tables and
+  // fails when another schema of the database is dropped meanwhile (seen in the fault suite).
+  if (Object.keys(migrations).every((name) => executed.includes(name))) return { applied: [], ahead: [] };
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';

@@ -1,0 +1,31 @@
+/**
+ * Whether an error means the database could not be reached or dropped the connection (a restart, a
+ * failover, a network cut), as opposed to a query of ours that failed. The first is the database's
+ * outage and answers 503 with retry-after; only the second is our own failure (500).
+ */
+
+/** Node's socket errors when connecting or while connected. */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+]);
+
+/** PostgreSQL SQLSTATEs of a server going away or refusing connections: class 08, and 57P01–57P03. */
+const POSTGRES_STATES = /^(08\d{3}|57P0[123]|53300)$/;
+
+/** node-postgres's own messages when the connection ends or the pool cannot connect in time. */
+const POOL_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+export function isDatabaseOutage(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || POSTGRES_STATES.test(code))) return true;
+  if (POOL_MESSAGES.test(error.message)) return true;
+  // Node reports a refused connection to every address of a host as one AggregateError.
+  return error instanceof AggregateError && error.errors.some(isDatabaseOutage);
+}
