@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { batchWorkerRefusal, runBatchWorker } from './batch-worker-command.ts';
-import type { Config } from './config/config.ts';
+import { type Config, isPostgresUrl } from './config/config.ts';
 import { ConfigError } from './config/config-error.ts';
 import { loadConfig } from './config/load-config.ts';
 import { createGateway } from './gateway.ts';
@@ -190,7 +190,8 @@ async function serveWorker(
     masterKey,
     logger,
     migrate: migrateAtStart,
-    batchWorker: options.batchWorker,
+    // A cluster worker on SQLite runs the batch worker only when the primary gave it the role.
+    batchWorker: options.batchWorker && process.env[BATCH_ROLE_ENV] !== 'off',
   });
   const address = await gateway.app.listen({ port: options.port, host: options.host });
   if (cluster.isPrimary) {
@@ -226,15 +227,27 @@ async function serveWorker(
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+/**
+ * Set by the primary in a forked worker's environment on SQLite: `on` for the one worker that runs the
+ * batch worker, `off` for the others (SQLite serializes writers; docs/batches.md, The worker).
+ */
+const BATCH_ROLE_ENV = 'SWITCHBOARD_CLUSTER_BATCH_WORKER';
+
 async function servePrimary(config: Config, options: CliOptions, logger: Logger): Promise<void> {
   await migrate(config, logger);
   const workers = new Set<number>();
   let stopping = false;
+  // On SQLite one forked worker at a time holds the batch role; the next fork after it exits takes it.
+  const soleBatchWorker = !isPostgresUrl(config.general_settings.database_url);
+  let batchHolder: number | undefined;
   const fork = () => {
-    const worker = cluster.fork();
+    const holds = soleBatchWorker && batchHolder === undefined;
+    const worker = cluster.fork(soleBatchWorker ? { [BATCH_ROLE_ENV]: holds ? 'on' : 'off' } : {});
+    if (holds) batchHolder = worker.id;
     workers.add(worker.id);
     worker.on('exit', (code) => {
       workers.delete(worker.id);
+      if (worker.id === batchHolder) batchHolder = undefined;
       if (stopping) {
         if (workers.size === 0) process.exit(0);
         return;
