@@ -50,10 +50,12 @@ describe.each(await availableBackends())('batch files on %s', (_name, makeBacken
     await backend?.cleanup();
   });
 
+  /** Uploaded files (not the output files a batch of another test may be writing meanwhile). */
   async function storedRows(): Promise<number> {
     const row = await gateway.gateway.database.db
       .selectFrom('batch_files')
       .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('purpose', '=', 'batch')
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
