@@ -57,7 +57,10 @@ export class BatchItemLeaseRepository {
     this.dialect = dialect;
   }
 
-  /** Running batches with items ready at `now` (due pending items or expired leases), and how many. */
+  /**
+   * Running batches inside their window with items ready at `now` (due pending items or expired
+   * leases), and how many.
+   */
   async readyBatches(now: number): Promise<ReadyBatch[]> {
     const rows = await this.db
       .selectFrom('batch_items as i')
@@ -65,6 +68,7 @@ export class BatchItemLeaseRepository {
       .select(['b.id', 'b.owner_key_id', 'b.owner_team_id', 'b.created_at'])
       .select((eb) => eb.fn.countAll<number>().as('ready'))
       .where('b.status', 'in', RUNNING)
+      .where((eb) => eb.or([eb('b.expires_at', 'is', null), eb('b.expires_at', '>', Math.floor(now / 1000))]))
       .where((eb) =>
         eb.or([
           eb.and([eb('i.status', '=', 'pending'), eb('i.not_before', '<=', now)]),
@@ -90,9 +94,11 @@ export class BatchItemLeaseRepository {
     now: number,
     leaseMs: number,
   ): Promise<ClaimedItem[]> {
+    // Only while the batch runs and its window is open: an expired batch's items never start.
     const due = sql`batch_id = ${batchId} AND (
       (status = 'pending' AND not_before <= ${now}) OR (status = 'leased' AND lease_expires_at <= ${now})
-    )`;
+    ) AND EXISTS (SELECT 1 FROM batches b WHERE b.id = ${batchId} AND b.status IN ('validating', 'in_progress')
+      AND (b.expires_at IS NULL OR b.expires_at > ${Math.floor(now / 1000)}))`;
     const set = sql`status = 'leased', lease_owner = ${owner}, lease_token = lease_token + 1,
       lease_expires_at = ${now + leaseMs}, attempts = attempts + 1`;
     const returning = sql`batch_id, line_index, custom_id, body, attempts, lease_token, NULL AS previous`;
