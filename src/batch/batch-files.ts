@@ -56,6 +56,25 @@ export interface BatchFilesOptions {
   store: string;
   clock: Clock;
   limits: LineLimits;
+  /**
+   * Largest output or error file the `database` store builds (general_settings.batch_file_max_bytes): its
+   * bytes are gathered in memory for the row, so a larger one is refused (BatchOutputTooLarge) instead
+   * of exhausting memory or V8's string limit. The directory store streams and has no such bound.
+   */
+  maxDatabaseOutputBytes?: number;
+}
+
+/** A worker's output file would exceed what the `database` store builds in memory. */
+export class BatchOutputTooLarge extends Error {
+  readonly limit: number;
+
+  constructor(limit: number) {
+    super(
+      `The batch's output is larger than ${limit} bytes (general_settings.batch_file_max_bytes), more than the 'database' file store builds in memory; set general_settings.batch_file_store to a directory to store larger outputs.`,
+    );
+    this.name = 'BatchOutputTooLarge';
+    this.limit = limit;
+  }
 }
 
 export class BatchFiles {
@@ -63,8 +82,10 @@ export class BatchFiles {
   readonly limits: LineLimits;
   private readonly directory: BatchFileDirectory | undefined;
   private readonly clock: Clock;
+  private readonly maxDatabaseOutputBytes: number;
 
   constructor(options: BatchFilesOptions) {
+    this.maxDatabaseOutputBytes = options.maxDatabaseOutputBytes ?? 200 * 1024 * 1024;
     this.repository = new BatchFileRepository(options.db);
     this.directory = options.store === 'database' ? undefined : new BatchFileDirectory(options.store);
     this.clock = options.clock;
@@ -170,7 +191,14 @@ export class BatchFiles {
       return record;
     }
     const parts: Buffer[] = [];
-    for await (const chunk of chunks) parts.push(Buffer.from(chunk));
+    let size = 0;
+    for await (const chunk of chunks) {
+      size += chunk.byteLength;
+      // Uploads are bounded before they get here; a worker's output is bounded here, while it is built.
+      if (purpose === 'batch_output' && size > this.maxDatabaseOutputBytes)
+        throw new BatchOutputTooLarge(this.maxDatabaseOutputBytes);
+      parts.push(Buffer.from(chunk));
+    }
     const content = Buffer.concat(parts);
     const record: BatchFileRecord = { ...base, bytes: content.length, storage: 'database' };
     await this.repository.insert(record, content.toString('utf8'));
@@ -184,7 +212,10 @@ export class BatchFiles {
 
 /** The gateway's batch files, or undefined while batches are disabled. */
 export function createBatchFiles(
-  general: Pick<GeneralSettings, 'embeddings_batch_enabled' | 'batch_file_store' | 'max_request_body_bytes'>,
+  general: Pick<
+    GeneralSettings,
+    'embeddings_batch_enabled' | 'batch_file_store' | 'batch_file_max_bytes' | 'max_request_body_bytes'
+  >,
   db: Kysely<DatabaseSchema>,
   clock: Clock,
 ): BatchFiles | undefined {
@@ -193,6 +224,7 @@ export function createBatchFiles(
     db,
     store: general.batch_file_store,
     clock,
+    maxDatabaseOutputBytes: general.batch_file_max_bytes,
     limits: {
       maxLines: MAX_BATCH_LINES,
       maxLineBytes: general.max_request_body_bytes,

@@ -1,10 +1,11 @@
 /**
- * The batch worker. Each tick: advance batch lifecycles (validating → in_progress; expiry after the
- * window; cancelling batches close their unrun items), claim a small fair share of ready items
- * (fair-order.ts) under fenced leases, run them as governed calls with the owner's identity
- * (item-runner.ts), record results or retry/delay them (item-decisions.ts), and finalize batches with
- * nothing left (batch-finalizer.ts). A revoked, blocked or expired owner key fails the batch's
- * remaining items. Time comes from the injected clock; `start` repeats ticks until `stop`.
+ * The batch worker. A continuous pool of `claimSize` slots: whenever a slot frees, it claims ready items
+ * in the fair order (fair-order.ts) under fenced leases, so one slow call holds one slot, not a round;
+ * each item runs as a governed call with the owner's identity (item-runner.ts) and its result is
+ * recorded, retried or delayed (item-decisions.ts); a revoked, blocked or expired owner key fails the
+ * batch's remaining items. The leases of every call in flight are extended until that call settles.
+ * Rounds every `idleMs` advance batch lifecycles and finalize (batch-lifecycle.ts) and refill the pool.
+ * Time comes from the injected clock.
  */
 import type { Kysely } from 'kysely';
 import type { Caller } from '../canonical/caller.ts';
@@ -19,9 +20,8 @@ import {
 import { BatchRepository } from '../store/db/repositories/batch-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 import { type BatchFiles, MASTER_OWNER } from './batch-files.ts';
-import { type FinalizedBatch, finalizeBatch } from './batch-finalizer.ts';
-import { NOT_RUN } from './batch-lines.ts';
-import { runsItems } from './batch-object.ts';
+import type { FinalizedBatch } from './batch-finalizer.ts';
+import { BatchLifecycle } from './batch-lifecycle.ts';
 import { fairOrder, shareSlots } from './fair-order.ts';
 import { DEFAULT_RETRY_POLICY, decideFailure, type RetryPolicy } from './item-decisions.ts';
 import { type ItemPipelines, runItem } from './item-runner.ts';
@@ -47,7 +47,7 @@ export interface BatchWorkerOptions {
   workerId: string;
   /** Item and finalization leases (general_settings.batch_lease_seconds); default two minutes. */
   leaseMs?: number;
-  /** Items claimed per tick, across batches. */
+  /** Items in flight at once (the pool's slots), across batches. */
   claimSize?: number;
   retry?: RetryPolicy;
   /** Called per finished item and per reclaimed lease (metrics). */
@@ -60,30 +60,61 @@ export interface BatchWorkerOptions {
   onError?: (error: unknown) => void;
 }
 
+/** Consecutive failed rounds after which the worker reports itself unready. */
+export const FAILED_ROUNDS_UNREADY = 3;
+
 export class BatchWorker {
   private readonly options: BatchWorkerOptions;
   private readonly leases: BatchItemLeaseRepository;
   private readonly batches: BatchRepository;
+  private readonly lifecycle: BatchLifecycle;
+  /** Calls in flight by `batchId:lineIndex:token`; an entry leaves only once its call settled. */
+  private readonly inFlight = new Map<string, { item: ClaimedItem; done: Promise<void> }>();
   private lastOwner: string | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private stopped = true;
+  private filling: Promise<number> | undefined;
+  private fillAgain = false;
+  private started = false;
+  private stopping = false;
   private lastBeatAt: number | undefined;
-  /** Epoch ms of the last completed tick (readiness: a worker that stops ticking is stale). */
-  lastTickAt: number | undefined;
+  private failedRounds = 0;
+  private lastFailure: unknown;
 
   constructor(options: BatchWorkerOptions) {
     this.options = options;
     this.leases = new BatchItemLeaseRepository(options.db, options.dialect);
     this.batches = new BatchRepository(options.db);
+    this.lifecycle = new BatchLifecycle({
+      db: options.db,
+      files: options.files,
+      clock: options.clock,
+      workerId: options.workerId,
+      leaseMs: this.leaseMs(),
+      leases: this.leases,
+      batches: this.batches,
+      onClosed: (outcome, count) => {
+        if (count > 0) this.options.onItem?.(outcome, count);
+      },
+      onFinalized: options.onFinalized,
+      onProgress: () => {
+        this.lastBeatAt = this.options.clock.now();
+      },
+    });
   }
 
   /**
-   * Readiness (spec: dead or stale required workers give 503): throws unless the worker is started and a
-   * round began or ended within two lease periods.
+   * Readiness (spec: dead or stale required workers give 503): throws unless the worker is started, its
+   * last round (or a finalization's progress) is within two lease periods, and its last
+   * FAILED_ROUNDS_UNREADY rounds did not all fail.
    */
   checkAlive(): void {
-    if (this.stopped) throw new Error('the batch worker is not running');
+    if (!this.started || this.stopping) throw new Error('the batch worker is not running');
+    if (this.failedRounds >= FAILED_ROUNDS_UNREADY) {
+      const reason = this.lastFailure instanceof Error ? this.lastFailure.message : String(this.lastFailure);
+      throw new Error(`the batch worker's last ${this.failedRounds} rounds failed: ${reason}`);
+    }
     const beat = this.lastBeatAt;
     const staleMs = 2 * this.leaseMs();
     if (beat === undefined || this.options.clock.now() - beat > staleMs)
@@ -94,10 +125,108 @@ export class BatchWorker {
     return this.options.leaseMs ?? 120_000;
   }
 
-  /** One round; returns how many items ran. */
+  private slots(): number {
+    return this.options.claimSize ?? 8;
+  }
+
+  /**
+   * One whole round (tests and tools): lifecycles, fill the free slots, wait for every call in flight
+   * to settle, lifecycles again. Returns how many items it claimed; rejects, after finishing the round,
+   * with what failed (one batch's error, or an AggregateError of several).
+   */
   async tick(): Promise<number> {
-    this.lastBeatAt = this.options.clock.now();
-    await this.advance();
+    const errors = await this.advance();
+    const claimed = await this.fillSafely(errors);
+    await this.settled();
+    errors.push(...(await this.advance()));
+    this.roundEnded(errors);
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, `${errors.length} errors in one batch round`);
+    return claimed;
+  }
+
+  /** A round every `idleMs` (lifecycles, then fill the pool); a freed slot is refilled at once, until stop(). */
+  start(idleMs = 500): void {
+    this.started = true;
+    this.stopping = false;
+    const loop = async (): Promise<void> => {
+      const errors = await this.advance();
+      await this.fillSafely(errors);
+      this.roundEnded(errors);
+      for (const error of errors) this.options.onError?.(error);
+      if (this.stopping) return;
+      this.timer = setTimeout(() => {
+        this.running = loop();
+      }, idleMs);
+    };
+    this.running = loop();
+  }
+
+  /** Claims nothing more and resolves once every call in flight recorded its result. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await this.filling;
+    await this.settled();
+  }
+
+  private async advance(): Promise<unknown[]> {
+    try {
+      return await this.lifecycle.advance();
+    } catch (error) {
+      return [error];
+    }
+  }
+
+  private roundEnded(errors: readonly unknown[]): void {
+    if (errors.length === 0) {
+      this.failedRounds = 0;
+      this.lastBeatAt = this.options.clock.now();
+    } else {
+      this.failedRounds++;
+      this.lastFailure = errors[errors.length - 1];
+    }
+  }
+
+  private async fillSafely(errors: unknown[]): Promise<number> {
+    try {
+      return await this.fill();
+    } catch (error) {
+      errors.push(error);
+      return 0;
+    }
+  }
+
+  /** Waits until no call is in flight (a settling call may not refill: stop() or a tick). */
+  private async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
+  }
+
+  /** Fills the free slots; one fill at a time (a request during one runs again after it). */
+  private fill(): Promise<number> {
+    if (this.filling) {
+      this.fillAgain = true;
+      return this.filling;
+    }
+    this.filling = (async () => {
+      let claimed = 0;
+      try {
+        do {
+          this.fillAgain = false;
+          claimed += await this.fillOnce();
+        } while (this.fillAgain && !this.stopping);
+      } finally {
+        this.filling = undefined;
+      }
+      return claimed;
+    })();
+    return this.filling;
+  }
+
+  private async fillOnce(): Promise<number> {
+    const free = this.slots() - this.inFlight.size;
+    if (free <= 0 || this.stopping) return 0;
     const now = this.options.clock.now();
     const ready = await this.leases.readyBatches(now);
     this.options.onQueueDepth?.(ready.reduce((sum, batch) => sum + batch.ready, 0));
@@ -111,56 +240,35 @@ export class BatchWorker {
       this.lastOwner,
     );
     if (order.length > 0) this.lastOwner = owners.get(order[0]!);
-    const share = shareSlots(
-      order,
-      new Map(ready.map((batch) => [batch.batchId, batch.ready])),
-      this.options.claimSize ?? 8,
-    );
-    const claimed: Array<{ item: ClaimedItem; ownerKeyId: string }> = [];
+    const share = shareSlots(order, new Map(ready.map((batch) => [batch.batchId, batch.ready])), free);
+    let claimed = 0;
+    let reclaims = 0;
     for (const [batchId, count] of share) {
       const items = await this.leases.claim(batchId, count, this.options.workerId, now, this.leaseMs());
       const ownerKeyId = ready.find((batch) => batch.batchId === batchId)!.ownerKeyId;
-      for (const item of items) claimed.push({ item, ownerKeyId });
-    }
-    const reclaims = claimed.filter(({ item }) => item.reclaimed).length;
-    if (reclaims > 0) this.options.onReclaims?.(reclaims);
-    const heartbeat = this.heartbeat(claimed.map(({ item }) => item));
-    try {
-      await Promise.all(claimed.map(({ item, ownerKeyId }) => this.runOne(item, ownerKeyId)));
-    } finally {
-      clearInterval(heartbeat);
-    }
-    await this.advance();
-    this.lastTickAt = this.options.clock.now();
-    this.lastBeatAt = this.lastTickAt;
-    return claimed.length;
-  }
-
-  /** Ticks every `idleMs` while idle, at once while there is work, until stop(). */
-  start(idleMs = 500): void {
-    this.stopped = false;
-    const loop = async (): Promise<void> => {
-      let ran = 0;
-      try {
-        ran = await this.tick();
-      } catch (error) {
-        this.options.onError?.(error);
+      for (const item of items) {
+        if (item.reclaimed) reclaims++;
+        this.launch(item, ownerKeyId);
       }
-      if (this.stopped) return;
-      this.timer = setTimeout(
-        () => {
-          this.running = loop();
-        },
-        ran > 0 ? 0 : idleMs,
-      );
-    };
-    this.running = loop();
+      claimed += items.length;
+    }
+    if (reclaims > 0) this.options.onReclaims?.(reclaims);
+    return claimed;
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  /** Runs one claimed item in its slot; when it settles the slot frees and (while started) refills. */
+  private launch(item: ClaimedItem, ownerKeyId: string): void {
+    const key = `${item.batchId}:${item.lineIndex}:${item.token}`;
+    const done = this.runOne(item, ownerKeyId)
+      .catch((error: unknown) => this.options.onError?.(error))
+      .finally(() => {
+        this.inFlight.delete(key);
+        if (this.inFlight.size === 0) this.stopHeartbeat();
+        if (this.started && !this.stopping)
+          this.fill().catch((error: unknown) => this.options.onError?.(error));
+      });
+    this.inFlight.set(key, { item, done });
+    this.startHeartbeat();
   }
 
   private async runOne(item: ClaimedItem, ownerKeyId: string): Promise<void> {
@@ -217,69 +325,27 @@ export class BatchWorker {
   }
 
   /**
-   * While a round's calls run, extends their leases every third of a lease period (and counts as a
-   * beat for readiness), so a call slower than the lease is not taken over and sent again: the lease
-   * expires only when its worker stops beating (died or hung).
+   * While calls are in flight, extends their leases every third of a lease period, so a call slower
+   * than the lease is not taken over and sent again: a lease expires only when its worker stops beating
+   * (died or hung). Every call in flight is covered until it settles, whatever the others did.
    */
-  private heartbeat(items: readonly ClaimedItem[]): NodeJS.Timeout | undefined {
-    if (items.length === 0) return undefined;
-    const byBatch = new Map<string, number[]>();
-    for (const item of items)
-      byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item.lineIndex]);
-    const timer = setInterval(() => {
-      const now = this.options.clock.now();
-      this.lastBeatAt = now;
+  private startHeartbeat(): void {
+    if (this.heartbeatTimer) return;
+    this.heartbeatTimer = setInterval(() => {
+      const byBatch = new Map<string, number[]>();
+      for (const { item } of this.inFlight.values())
+        byBatch.set(item.batchId, [...(byBatch.get(item.batchId) ?? []), item.lineIndex]);
+      const until = this.options.clock.now() + this.leaseMs();
       for (const [batchId, lines] of byBatch)
         this.leases
-          .extend(this.options.workerId, batchId, lines, now + this.leaseMs())
+          .extend(this.options.workerId, batchId, lines, until)
           .catch((error: unknown) => this.options.onError?.(error));
     }, this.leaseMs() / 3);
-    timer.unref();
-    return timer;
+    this.heartbeatTimer.unref();
   }
 
-  private closed(outcome: 'expired' | 'cancelled', count: number): void {
-    if (count > 0) this.options.onItem?.(outcome, count);
-  }
-
-  /** Lifecycle moves of unfinished batches, and finalization of those with nothing left to run. */
-  private async advance(): Promise<void> {
-    const now = this.options.clock.now();
-    const seconds = Math.floor(now / 1000);
-    for (const batch of await this.batches.listByStatus(
-      ['validating', 'in_progress', 'cancelling', 'finalizing'],
-      100,
-    )) {
-      if (batch.finalized) continue;
-      if (batch.status === 'validating')
-        await this.batches.update(batch.id, { status: 'in_progress', in_progress_at: seconds }, [
-          'validating',
-        ]);
-      // A batch already finalizing decided its status before; only a running one can still expire.
-      const expired = runsItems(batch.status) && batch.expires_at !== null && batch.expires_at <= seconds;
-      if (expired)
-        this.closed(
-          'expired',
-          await this.leases.closeUnrun(batch.id, 'expired', JSON.stringify(NOT_RUN.expired), now, true),
-        );
-      if (batch.status === 'cancelling')
-        this.closed(
-          'cancelled',
-          await this.leases.closeUnrun(batch.id, 'cancelled', JSON.stringify(NOT_RUN.cancelled), now),
-        );
-      if ((await this.leases.unfinished(batch.id)) > 0) continue;
-      const finalized = await finalizeBatch(
-        {
-          db: this.options.db,
-          files: this.options.files,
-          clock: this.options.clock,
-          owner: this.options.workerId,
-          leaseMs: this.leaseMs(),
-        },
-        batch.id,
-        expired,
-      );
-      if (finalized) this.options.onFinalized?.(finalized);
-    }
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
   }
 }
