@@ -1,8 +1,8 @@
 /**
  * The batch worker of a process: built and started when batches are enabled and this process runs one
  * (`serve` with `--batch-worker on`, the default, or `switchboard batch-worker`), with a required
- * `batch_worker` readiness check (a stopped worker, or one that made no round for two lease periods,
- * makes the process unready) and its metrics: items by outcome, lease reclaims, the ready queue (set
+ * `batch_worker` readiness check (a stopped worker, one that made no round for two lease periods, or
+ * whose last rounds all failed makes the process unready, at once: the check bypasses the cache) and its metrics: items by outcome, lease reclaims, the ready queue (set
  * once per round from the round's own query: no database read per scrape) and batch durations.
  */
 import { randomBytes } from 'node:crypto';
@@ -31,6 +31,7 @@ export function startBatchWorker(
       ),
   });
   worker.start();
-  readiness.addProbe({ name: 'batch_worker', check: async () => worker.checkAlive() }, true);
+  // Live: a dead or stale worker fails readiness at once, past the cached report.
+  readiness.addProbe({ name: 'batch_worker', check: async () => worker.checkAlive(), live: true }, true);
   return worker;
 }

@@ -1,13 +1,16 @@
 /**
  * Readiness: named probes run concurrently with a one-second deadline; one refresh at a time per
  * process and a one-second cache. A probe that fails, times out or is missing makes the gateway not
- * ready; draining (after SIGTERM) bypasses any cached success.
+ * ready; draining (after SIGTERM) bypasses any cached success, and so does a failing `live` probe (an
+ * in-memory check such as a required worker's: a dead or stale worker is reported at once).
  */
 import type { Clock } from '../lib/clock.ts';
 
 export interface ReadinessProbe {
   name: string;
   check(signal: AbortSignal): Promise<void>;
+  /** Cheap and local (no I/O): run on every report too, so its failure bypasses a cached success. */
+  live?: boolean;
 }
 
 export interface CheckDetail {
@@ -60,13 +63,25 @@ export class Readiness {
 
   async report(): Promise<ReadinessReport> {
     const now = this.options.clock.now();
-    if (!this.draining && this.cached && now - this.cached.at < (this.options.cacheMs ?? 1_000))
+    if (
+      !this.draining &&
+      this.cached &&
+      now - this.cached.at < (this.options.cacheMs ?? 1_000) &&
+      !(this.cached.report.status === 'ok' && (await this.liveProbeFails()))
+    )
       return this.cached.report;
     this.refreshing ??= this.refresh().finally(() => {
       this.refreshing = undefined;
     });
     const report = await this.refreshing;
     return this.draining ? drainingReport(report) : report;
+  }
+
+  private async liveProbeFails(): Promise<boolean> {
+    const live = this.options.probes.filter((probe) => probe.live);
+    const deadlineMs = this.options.deadlineMs ?? 1_000;
+    const results = await Promise.all(live.map((probe) => runProbe(probe, deadlineMs)));
+    return results.some((result) => result.state !== 'ready');
   }
 
   private async refresh(): Promise<ReadinessReport> {
