@@ -14,8 +14,22 @@ const SOCKET_CODES = new Set([
   'ENOTFOUND',
 ]);
 
-/** PostgreSQL SQLSTATEs of a server going away or refusing connections: class 08, and 57P01–57P03. */
-const POSTGRES_STATES = /^(08\d{3}|57P0[123]|53300)$/;
+/**
+ * PostgreSQL SQLSTATEs of a server going away or refusing connections: the connection exceptions of class
+ * 08 except 08P01 (protocol_violation, which a query of ours with too many parameters also gets), the
+ * shutdowns 57P01–57P03, and too_many_connections.
+ */
+const POSTGRES_STATES = new Set([
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
 
 /** node-postgres's own messages when the connection ends or the pool cannot connect in time. */
 const POOL_MESSAGES =
@@ -24,7 +38,7 @@ const POOL_MESSAGES =
 export function isDatabaseOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (SOCKET_CODES.has(code) || POSTGRES_STATES.test(code))) return true;
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || POSTGRES_STATES.has(code))) return true;
   if (POOL_MESSAGES.test(error.message)) return true;
   // Node reports a refused connection to every address of a host as one AggregateError.
   return error instanceof AggregateError && error.errors.some(isDatabaseOutage);

@@ -48,13 +48,18 @@ describe('database outage errors', () => {
       await client.end().catch(() => {});
     });
 
-    it('a query of ours that fails (an unknown table) is not an outage, so it stays our 500', async () => {
+    it('a query of ours that fails (an unknown table, too many parameters: 08P01) is not an outage, so it stays our 500', async () => {
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
       try {
         const error = await errorOf(() => client.query('select * from no_such_table_anywhere'));
         expect(isDatabaseOutage(error)).toBe(false);
         expect(toGatewayError(error, request, 1024).status).toBe(500);
+        const values = Array.from({ length: 70_000 }, (_, index) => index);
+        const placeholders = values.map((_, index) => `$${index + 1}`).join(',');
+        const tooMany = await errorOf(() => client.query(`select 1 where 0 in (${placeholders})`, values));
+        expect((tooMany as { code?: string }).code).toBe('08P01');
+        expect(isDatabaseOutage(tooMany)).toBe(false);
       } finally {
         await client.end();
       }
