@@ -2,8 +2,9 @@
  * The batch worker of a process: built and started when batches are enabled and this process runs one
  * (`serve` with `--batch-worker on`, the default, or `switchboard batch-worker`), with a required
  * `batch_worker` readiness check (a stopped worker, one that made no round for two lease periods, or
- * whose last rounds all failed makes the process unready, at once: the check bypasses the cache) and its metrics: items by outcome, lease reclaims, the ready queue (set
- * once per round from the round's own query: no database read per scrape) and batch durations.
+ * whose last rounds all failed makes the process unready, at once: the check bypasses the cache) and
+ * its metrics: items by outcome, lease reclaims, the ready queue (set by each refill of the pool from
+ * its own query: no database read per scrape) and batch durations.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
