@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { acceptsConnections, freePort } from '../../support/tcp-ports.ts';
+import { REQUIRE_REAL_BACKENDS } from '../../support/test-env.ts';
 
 interface RunAs {
   uid: number;
@@ -38,9 +39,18 @@ export class PrivatePostgres {
     this.runAs = runAs;
   }
 
-  /** True when initdb and postgres can be found (the suite skips the PostgreSQL scenarios otherwise). */
+  /**
+   * True when initdb and postgres can be found (the suite skips the PostgreSQL scenarios otherwise).
+   * Under REQUIRE_REAL_BACKENDS=1 (CI) a missing initdb throws instead: a skipped scenario would pass.
+   */
   static available(): boolean {
-    return postgresBinDir() !== undefined;
+    if (postgresBinDir() !== undefined) return true;
+    if (REQUIRE_REAL_BACKENDS)
+      throw new Error(
+        'REQUIRE_REAL_BACKENDS=1 but initdb/postgres are not found (PATH, /usr/lib/postgresql/<version>/bin): ' +
+          'install the PostgreSQL server package (Debian/Ubuntu: apt-get install postgresql)',
+      );
+    return false;
   }
 
   static async start(): Promise<PrivatePostgres> {
@@ -204,7 +214,7 @@ function postgresBinDir(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
   const versions = readdirSync(root)
-    .filter((name) => existsSync(join(root, name, 'bin', 'postgres')))
+    .filter((name) => ['initdb', 'postgres'].every((tool) => existsSync(join(root, name, 'bin', tool))))
     .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? join(root, versions[0], 'bin') : undefined;
 }
