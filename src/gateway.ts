@@ -184,6 +184,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const readiness = new Readiness({
     probes: readinessProbes(database, store, spend),
     required: requiredChecks(config),
+    // Under fail_open every process still answers while Redis is down (per-process counters).
+    informational: general.redis_degraded_mode === 'fail_open' ? ['redis'] : [],
     clock,
   });
   const mcp = createMcpServices({

@@ -27,6 +27,25 @@ describe('readiness', () => {
     expect(report.details.database?.state).toBe('ready');
   });
 
+  // Redis under fail_open: every replica still answers, so readiness must not take them all out of a
+  // load balancer; the payload still says Redis is down.
+  it('reports an informational check as failed without making the gateway not ready', async () => {
+    const report = await new Readiness({
+      probes: [
+        probe('database', async () => {}),
+        probe('redis', async () => {
+          throw new Error('connect ECONNREFUSED');
+        }),
+      ],
+      required: ['database'],
+      informational: ['redis'],
+      clock: new ManualClock(),
+    }).report();
+    expect(report.status).toBe('ok');
+    expect(report.checks).toEqual({ database: true, redis: false });
+    expect(report.details.redis?.state).toBe('failed');
+  });
+
   it('is degraded when a check fails, and hides URLs in the reason', async () => {
     const failing = probe('redis', async () => {
       throw new Error('connect ECONNREFUSED redis://:secret@10.0.0.5:6379');

@@ -29,6 +29,12 @@ export interface ReadinessOptions {
   probes: readonly ReadinessProbe[];
   /** Check names that must be present (a missing probe is a failure, not a pass). */
   required: readonly string[];
+  /**
+   * Checks reported (`checks.x: false`, `details.x.state`) without gating `status`: a dependency the
+   * gateway is configured to serve without (Redis under `fail_open`), so a load balancer following
+   * readiness does not take every replica out while each would still answer.
+   */
+  informational?: readonly string[];
   clock: Clock;
   deadlineMs?: number;
   cacheMs?: number;
@@ -100,7 +106,10 @@ export class Readiness {
         details[name] = { state: 'failed', error: 'no probe is configured for this check' };
       }
     }
-    const status = Object.values(checks).every(Boolean) ? 'ok' : 'degraded';
+    const informational = new Set(this.options.informational ?? []);
+    const status = Object.entries(checks).every(([name, ready]) => ready || informational.has(name))
+      ? 'ok'
+      : 'degraded';
     const report: ReadinessReport = { status, checks, details };
     this.cached = { report, at: this.options.clock.now() };
     return report;

@@ -1,7 +1,9 @@
 /**
  * Readiness against real stores (issue 2): with PostgreSQL and Redis it reports database,
- * foreground_database and redis as ready, turns 503 within two seconds of Redis dying, and recovers
- * when Redis returns. The Redis here is a private redis-server that the test kills by PID.
+ * foreground_database and redis as ready; when Redis dies, a fail_closed gateway turns 503 within two
+ * seconds while a fail_open one (which still serves, on per-process counters) reports `redis: false`
+ * and stays 200, so a load balancer keeps it; both recover when Redis returns. The Redis here is a
+ * private redis-server that the test kills by PID.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +30,7 @@ describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a R
   let redis: PrivateRedis;
   let backend: Backend;
   let gateway: TestGateway;
+  let failOpen: TestGateway;
 
   beforeAll(async () => {
     redis = await PrivateRedis.start();
@@ -37,9 +40,21 @@ describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a R
       redisUrl: redis.url,
       generalSettingsYaml: `  database_url: ${JSON.stringify(base.databaseUrl)}\n  redis_url: ${JSON.stringify(redis.url)}\n`,
     };
-    gateway = await startTestGateway({ backend });
+    gateway = await startTestGateway({
+      backend: {
+        ...backend,
+        generalSettingsYaml: `${backend.generalSettingsYaml}  redis_degraded_mode: fail_closed\n`,
+      },
+    });
+    failOpen = await startTestGateway({
+      backend: {
+        ...backend,
+        generalSettingsYaml: `${backend.generalSettingsYaml}  redis_degraded_mode: fail_open\n`,
+      },
+    });
   });
   afterAll(async () => {
+    await failOpen?.close();
     await gateway?.close();
     await redis?.kill();
     await backend?.cleanup();
@@ -56,7 +71,7 @@ describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a R
     expect(((await health.json()) as { alive: boolean }).alive).toBe(true);
   });
 
-  it('turns 503 within two seconds of Redis going away, and ready again when it returns', async () => {
+  it('fail_closed: turns 503 within two seconds of Redis going away; fail_open: says redis false and stays 200', async () => {
     await redis.kill();
     const elapsed = await until(async () => (await readiness(gateway.baseUrl)).status === 503, 2_000);
     expect(elapsed).toBeLessThan(2_000);
@@ -65,8 +80,15 @@ describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a R
     expect(degraded.body.checks.database).toBe(true);
     expect((await fetch(`${gateway.baseUrl}/health/liveliness`)).status).toBe(200);
 
+    await until(async () => (await readiness(failOpen.baseUrl)).body.checks.redis === false, 2_000);
+    const open = await readiness(failOpen.baseUrl);
+    expect(open.status).toBe(200);
+    expect(open.body.status).toBe('ok');
+    expect(open.body.details.redis.state).not.toBe('ready');
+
     await redis.restart();
     await until(async () => (await readiness(gateway.baseUrl)).status === 200, 5_000);
+    await until(async () => (await readiness(failOpen.baseUrl)).body.checks.redis === true, 5_000);
   });
 
   it('reports 503 while draining', async () => {
