@@ -4,6 +4,7 @@
  * directory store; rows remember which, so reads follow the row. Visibility: the key's team, else the
  * key alone; the master key sees every file and owns its uploads as `master`.
  */
+import { constants } from 'node:buffer';
 import { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Caller } from '../canonical/caller.ts';
@@ -224,7 +225,8 @@ export function createBatchFiles(
     db,
     store: general.batch_file_store,
     clock,
-    maxDatabaseOutputBytes: general.batch_file_max_bytes,
+    // The row's text is one JS string: never more than V8 can make, whatever the setting says.
+    maxDatabaseOutputBytes: Math.min(general.batch_file_max_bytes, constants.MAX_STRING_LENGTH),
     limits: {
       maxLines: MAX_BATCH_LINES,
       maxLineBytes: general.max_request_body_bytes,
