@@ -18,7 +18,11 @@ import { type SpawnedGateway, spawnGateway } from '../../support/spawn-gateway.t
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../support/test-env.ts';
 import { uniqueName } from '../../support/unique-name.ts';
 import { PrivatePostgres } from './private-postgres.ts';
+import { ReadinessWatch } from './readiness-watch.ts';
 import { isServed, type LoadOptions, type RequestRecord, SteadyLoad } from './steady-load.ts';
+
+// Scenarios import the readiness probe with the harness.
+export { type ReadinessSample, ReadinessWatch } from './readiness-watch.ts';
 
 export interface FaultHarnessOptions {
   /** Gateway processes (default 2). */
@@ -307,81 +311,6 @@ export interface SpendCheck {
   missing: string[];
   duplicated: string[];
   chargedUnserved: string[];
-}
-
-export interface ReadinessSample {
-  /** performance.now() when the probe was sent. */
-  at: number;
-  /** When its answer came (or it failed). */
-  answeredAt: number;
-  /** true for 200, false for anything else (503, refused, timed out after 1.5 s). */
-  ready: boolean;
-}
-
-/**
- * Probes `/health/readiness` of one gateway every `everyMs`, open-loop (a slow answer does not delay the
- * next probe, as an orchestrator's periodic probe is not delayed), and keeps every sample, so a scenario
- * can ask when readiness flipped after its fault and when it flipped back. A flip is dated by when the
- * first probe that saw it was sent: on a loaded machine the answer's own latency is not the gateway's
- * reaction time.
- */
-export class ReadinessWatch {
-  readonly samples: ReadinessSample[] = [];
-  private stopped = false;
-  private readonly loop: Promise<void>;
-  private readonly pending = new Set<Promise<void>>();
-  private readonly url: string;
-
-  constructor(baseUrl: string, everyMs = 100) {
-    this.url = `${baseUrl}/health/readiness`;
-    this.loop = this.run(everyMs);
-  }
-
-  /** When the first probe sent at or after `since` that answered `ready` (or not) was sent, or undefined. */
-  firstAfter(since: number, ready: boolean): number | undefined {
-    return this.samples
-      .filter((sample) => sample.at >= since && sample.ready === ready)
-      .reduce<number | undefined>((first, sample) => Math.min(first ?? sample.at, sample.at), undefined);
-  }
-
-  /** Waits until a probe sent after `since` says `ready` (or not); when it was sent, or undefined. */
-  async waitFor(ready: boolean, withinMs: number, since = performance.now()): Promise<number | undefined> {
-    const deadline = performance.now() + withinMs;
-    while (performance.now() < deadline) {
-      const at = this.firstAfter(since, ready);
-      if (at !== undefined) return at;
-      await delay(20);
-    }
-    return this.firstAfter(since, ready);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.loop;
-    await Promise.all(this.pending);
-  }
-
-  private async run(everyMs: number): Promise<void> {
-    while (!this.stopped) {
-      const probe = this.probe();
-      this.pending.add(probe);
-      void probe.finally(() => this.pending.delete(probe));
-      await delay(everyMs);
-    }
-  }
-
-  private async probe(): Promise<void> {
-    const at = performance.now();
-    let ready = false;
-    try {
-      const response = await fetch(this.url, { signal: AbortSignal.timeout(1_500) });
-      await response.arrayBuffer();
-      ready = response.status === 200;
-    } catch {
-      ready = false;
-    }
-    this.samples.push({ at, answeredAt: performance.now(), ready });
-  }
 }
 
 /** Seconds from `from` to `to`, rounded to 0.1 s, or null when `to` is undefined. */
