@@ -264,9 +264,10 @@ export class UpstreamCluster {
 
   private config(): string {
     const databaseUrl = this.databaseUrl();
-    const deployment = (group: string, id: string, upstream: HostileUpstream) =>
-      `  - { model_name: ${group}, params: { provider: openai, model: m, api_base: "${upstream.baseUrl}", api_key: sk-upstream-faults }, model_info: { id: ${id} } }`;
+    const deployment = (group: string, id: string, upstream: HostileUpstream, extra = '') =>
+      `  - { model_name: ${group}, params: { provider: openai, model: m, api_base: "${upstream.baseUrl}", api_key: sk-upstream-faults${extra} }, model_info: { id: ${id} } }`;
     return `model_list:
+${deployment('solo-long', 'solo-long-hostile', this.hostile, `, timeout: ${REQUEST_TIMEOUT_S}`)}
 ${deployment('pair', 'pair-hostile', this.hostile)}
 ${deployment('pair', 'pair-healthy', this.healthy)}
 ${deployment('solo', 'solo-hostile', this.hostile)}
