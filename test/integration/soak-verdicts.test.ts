@@ -200,6 +200,7 @@ describe('judging a whole run', () => {
     const names = judgement.verdicts.map((verdict) => verdict.name);
     expect(names.some((name) => name.startsWith('RSS ceiling'))).toBe(true);
     expect(names).not.toContain('RSS trend');
+    expect(names.some((name) => name.startsWith('event-loop lag (run under'))).toBe(true);
     expect(judgement.figures.map((figure) => figure.name)).toContain('RSS trend (too short to judge)');
     expect(judgement.pass).toBe(true);
   });
@@ -209,5 +210,13 @@ describe('judging a whole run', () => {
     const ceiling = judgement.verdicts.find((verdict) => verdict.name.startsWith('RSS ceiling'));
     expect(ceiling?.pass).toBe(false);
     expect(judgement.pass).toBe(false);
+  });
+
+  it('fails a short run whose mean event-loop delay after the warm-up passes the gross bound', () => {
+    const healthy = run(120, () => 250);
+    expect(judge(healthy).pass).toBe(true);
+    const laggy = { ...healthy, samples: healthy.samples.map((sample) => ({ ...sample, lagMeanMs: 150 })) };
+    const lag = judge(laggy).verdicts.find((verdict) => verdict.name.startsWith('event-loop lag (run under'));
+    expect(lag?.pass).toBe(false);
   });
 });

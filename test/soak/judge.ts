@@ -3,10 +3,11 @@ import {
   DEADLINE_MS,
   DESCRIPTOR_ALLOWANCE,
   LAG_MAX_GROWTH_MS_PER_10_MIN,
+  LAG_SHORT_RUN_MAX_MEAN_MS,
   MAX_ERROR_RATIO,
   RSS_MAX_GROWTH_MB_PER_10_MIN,
   RSS_SHORT_RUN_CEILING_MB,
-  RSS_TREND_MIN_SECONDS,
+  TREND_MIN_SECONDS,
   WARMUP_FRACTION,
   WARMUP_MIN_SECONDS,
 } from './bounds.ts';
@@ -47,7 +48,7 @@ export function judge(run: SoakRun): Judgement {
       measured: run.gatewayExit ?? 'running',
       bound: 'no exit during the run',
     },
-    span >= RSS_TREND_MIN_SECONDS
+    span >= TREND_MIN_SECONDS
       ? trend(
           'RSS trend',
           'MB',
@@ -58,12 +59,17 @@ export function judge(run: SoakRun): Judgement {
           series((sample) => sample.rssMb),
           warmupFraction,
         ),
-    trend(
-      'event-loop lag trend (mean)',
-      'ms',
-      series((sample) => sample.lagMeanMs),
-      LAG_MAX_GROWTH_MS_PER_10_MIN,
-    ),
+    span >= TREND_MIN_SECONDS
+      ? trend(
+          'event-loop lag trend (mean)',
+          'ms',
+          series((sample) => sample.lagMeanMs),
+          LAG_MAX_GROWTH_MS_PER_10_MIN,
+        )
+      : lagCeiling(
+          series((sample) => sample.lagMeanMs),
+          warmupFraction,
+        ),
     {
       name: 'metrics scrapes',
       pass: load.filter((sample) => sample.scrapeError === null).length >= load.length / 2,
@@ -85,13 +91,19 @@ export function judge(run: SoakRun): Judgement {
   // Unbounded: these explain an RSS or lag failure (a heap leak, or handles piling up) without judging.
   const unbounded = Number.POSITIVE_INFINITY;
   const figures = [
-    ...(span >= RSS_TREND_MIN_SECONDS
+    ...(span >= TREND_MIN_SECONDS
       ? []
       : [
           trend(
             'RSS trend (too short to judge)',
             'MB',
             series((sample) => sample.rssMb),
+            unbounded,
+          ),
+          trend(
+            'event-loop lag trend (too short to judge)',
+            'ms',
+            series((sample) => sample.lagMeanMs),
             unbounded,
           ),
         ]),
@@ -124,11 +136,23 @@ function rssCeiling(points: readonly Point[], warmupFraction: number): Verdict {
   const laterPeak = Math.max(...kept.map((point) => point.value));
   const enough = kept.length > 0 && Number.isFinite(warmupPeak);
   return {
-    name: `RSS ceiling (run under ${RSS_TREND_MIN_SECONDS} s: slope not judged)`,
+    name: `RSS ceiling (run under ${TREND_MIN_SECONDS} s: slope not judged)`,
     pass: enough && laterPeak <= warmupPeak + RSS_SHORT_RUN_CEILING_MB,
     measured: enough
       ? `peak ${laterPeak.toFixed(0)} MB after warm-up, ${warmupPeak.toFixed(0)} MB during it`
       : 'no samples on one side of the warm-up',
     bound: `≤ warm-up peak + ${RSS_SHORT_RUN_CEILING_MB} MB`,
+  };
+}
+
+/** A short run's lag check: the mean delay after the warm-up stays below a gross bound. */
+function lagCeiling(points: readonly Point[], warmupFraction: number): Verdict {
+  const kept = afterWarmup(points, warmupFraction);
+  const mean = kept.reduce((sum, point) => sum + point.value, 0) / kept.length;
+  return {
+    name: `event-loop lag (run under ${TREND_MIN_SECONDS} s: slope not judged)`,
+    pass: kept.length > 0 && mean <= LAG_SHORT_RUN_MAX_MEAN_MS,
+    measured: kept.length > 0 ? `mean ${mean.toFixed(1)} ms after warm-up` : 'no samples after warm-up',
+    bound: `≤ ${LAG_SHORT_RUN_MAX_MEAN_MS} ms`,
   };
 }
