@@ -17,6 +17,7 @@ import { PrivateRedis } from '../../support/private-redis.ts';
 import { type SpawnedGateway, spawnGateway } from '../../support/spawn-gateway.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../support/test-env.ts';
 import { uniqueName } from '../../support/unique-name.ts';
+import { dropSchemaNow, killIfRunning, onProcessExit } from './exit-cleanup.ts';
 import { PrivatePostgres } from './private-postgres.ts';
 import { ReadinessWatch } from './readiness-watch.ts';
 import { isServed, type LoadOptions, type RequestRecord, SteadyLoad } from './steady-load.ts';
@@ -56,6 +57,9 @@ export class FaultHarness {
     this.options = options;
     this.requestTimeoutSeconds = options.requestTimeoutSeconds ?? 5;
   }
+
+  // A harness abandoned by a test timeout never reaches stop(): its children and schema go at exit.
+  private readonly forgetExit = onProcessExit(() => this.killNow());
 
   static async start(options: FaultHarnessOptions = {}): Promise<FaultHarness> {
     const harness = new FaultHarness(options);
@@ -237,7 +241,17 @@ export class FaultHarness {
     }
   }
 
+  /** From the exit handler: SIGKILL of what still runs, the schema dropped, the dir removed. */
+  private killNow(): void {
+    for (const { child } of this.gateways) killIfRunning(child);
+    void this.redis?.kill(); // its SIGKILL is sent synchronously
+    rmSync(this.dir, { recursive: true, force: true });
+    // A private PostgreSQL reaps itself at exit; a schema of the shared server needs dropping.
+    if (!this.postgres && this.databaseUrl) dropSchemaNow(this.schema);
+  }
+
   async stop(): Promise<void> {
+    this.forgetExit();
     await Promise.all(this.gateways.map((gateway) => gateway.stop('SIGKILL')));
     await this.upstream?.close();
     await this.redis?.kill();

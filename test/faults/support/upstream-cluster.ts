@@ -15,6 +15,7 @@ import { HostileUpstream } from '../../fakes/hostile-upstream.ts';
 import { type SpawnedGateway, spawnGateway } from '../../support/spawn-gateway.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../support/test-env.ts';
 import { uniqueName } from '../../support/unique-name.ts';
+import { dropSchemaNow, killIfRunning, onProcessExit } from './exit-cleanup.ts';
 import type { Answer } from './upstream-load.ts';
 
 const MASTER_KEY = 'sk-master-upstream-faults';
@@ -38,15 +39,24 @@ export class UpstreamCluster {
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchboard-upstream-faults-'));
   private readonly schema = uniqueName('upf');
 
-  static async start(): Promise<UpstreamCluster> {
-    const cluster = new UpstreamCluster();
+  private readonly forgetExit = onProcessExit(() => this.killNow());
+
+  /**
+   * An unbooted cluster: assign it before `boot()`, so an `afterAll` can stop a half-started one after
+   * a hook timeout (and the exit handler kills what a still-running boot spawns later).
+   */
+  static create(): UpstreamCluster {
+    return new UpstreamCluster();
+  }
+
+  /** Starts the upstreams, the schema and the gateways; stops what it started when it fails. */
+  async boot(): Promise<void> {
     try {
-      await cluster.boot();
+      await this.launch();
     } catch (error) {
-      await cluster.stop();
+      await this.stop();
       throw error;
     }
-    return cluster;
   }
 
   baseUrls(): string[] {
@@ -231,7 +241,15 @@ export class UpstreamCluster {
     return this.gateways.map((gateway, index) => `--- gateway ${index}\n${gateway.output()}`).join('\n');
   }
 
+  /** From the exit handler: SIGKILL of the gateways still running, the schema dropped, the dir removed. */
+  private killNow(): void {
+    for (const { child } of this.gateways) killIfRunning(child);
+    rmSync(this.dir, { recursive: true, force: true });
+    dropSchemaNow(this.schema);
+  }
+
   async stop(): Promise<void> {
+    this.forgetExit();
     await Promise.all(this.gateways.map((gateway) => gateway.stop('SIGKILL')));
     await this.hostile?.close();
     await this.healthy?.close();
@@ -241,7 +259,7 @@ export class UpstreamCluster {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private async boot(): Promise<void> {
+  private async launch(): Promise<void> {
     this.hostile = await HostileUpstream.start();
     this.healthy = await HostileUpstream.start();
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
