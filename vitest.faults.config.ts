@@ -10,5 +10,6 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: false,
     globalSetup: ['test/faults/support/render-fault-report.ts'],
+    reporters: ['default', './test/faults/support/fault-report-reporter.ts'],
   },
 });

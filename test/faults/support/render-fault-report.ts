@@ -1,8 +1,9 @@
 /**
- * Vitest global set-up for the fault suite: clears old records before the run and, after it, renders
- * them as a Markdown table in `.fault-report/reliability-table.md`. With UPDATE_RELIABILITY_DOC=1 the
- * table also replaces the one between the markers in docs/reliability.md, so the doc holds exactly what
- * the suite measured.
+ * The fault suite's report: its global set-up clears old records before the run, and its reporter (after
+ * the run, knowing whether it passed) renders them as a Markdown table in
+ * `.fault-report/reliability-table.md`. With UPDATE_RELIABILITY_DOC=1 the table also replaces the one
+ * between the markers in docs/reliability.md, but only after a run of every fault file that passed, so
+ * the doc never holds a failed run's figures or one file's rows alone.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +17,8 @@ export function setup(): void {
   mkdirSync(faultReportDir(), { recursive: true });
 }
 
-export function teardown(): void {
+/** Renders the records; `complete` when every fault file ran and passed (the doc is updated only then). */
+export function renderRecords(complete: boolean): void {
   const dir = faultReportDir();
   if (!existsSync(dir)) return;
   const results = readdirSync(dir)
@@ -26,7 +28,12 @@ export function teardown(): void {
   if (results.length === 0) return;
   const table = renderTable(results);
   writeFileSync(join(dir, 'reliability-table.md'), `${table}\n`);
-  if (process.env.UPDATE_RELIABILITY_DOC === '1') replaceInDoc(table);
+  if (process.env.UPDATE_RELIABILITY_DOC !== '1') return;
+  if (complete) replaceInDoc(table);
+  else
+    process.stderr.write(
+      'docs/reliability.md not updated: the table is rewritten only after a run of every fault file that passed\n',
+    );
 }
 
 export function renderTable(results: readonly ScenarioResult[]): string {
