@@ -270,15 +270,22 @@ function bodyRoutes(gateway: TestGateway): BodyRoute[] {
 /** Counts the rows of every table in one statement (a snapshot to compare around a rejected request). */
 async function rowCounter(gateway: TestGateway, schema: string | undefined): Promise<() => Promise<string>> {
   const db = gateway.gateway.database.db;
-  // PostgreSQL lists every schema's tables (other tests' too): only this gateway's schema counts.
-  // Spend is written after an answer, asynchronously (a 2xx's row may land during the next request):
-  // its tables are checked by request id at the end instead.
-  const tables = (await db.introspection.getTables()).filter(
-    (table) =>
-      !table.name.startsWith('kysely_') &&
-      !table.name.startsWith('spend_') &&
-      (schema === undefined || table.schema === schema),
-  );
+  // Only this gateway's schema is listed: introspecting every schema fails when another test drops its
+  // schema meanwhile. Spend is written after an answer, asynchronously (a 2xx's row may land during the
+  // next request): its tables are checked by request id at the end instead.
+  const listed =
+    schema === undefined
+      ? await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)
+      : await sql<{ name: string }>`select table_name as name from information_schema.tables
+          where table_schema = ${schema} and table_type = 'BASE TABLE'`.execute(db);
+  const tables = listed.rows
+    .map((row) => ({ name: row.name, schema }))
+    .filter(
+      (table) =>
+        !table.name.startsWith('kysely_') &&
+        !table.name.startsWith('spend_') &&
+        !table.name.startsWith('sqlite_'),
+    );
   const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const counts = tables
     .map(
