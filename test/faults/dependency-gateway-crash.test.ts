@@ -11,6 +11,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
 import { realBackendsAvailable } from '../support/test-env.ts';
 import {
   FaultHarness,
@@ -24,16 +25,25 @@ import { isServed } from './support/steady-load.ts';
 
 const SLOTS = 40;
 const DOWN_MS = 2_000;
+/** A request answered by the dying process finishes reading its answer at most this long after the exit. */
+const READ_AFTER_EXIT_MS = 250;
 
 describe.runIf(await realBackendsAvailable())('a gateway process SIGKILLed under load', () => {
   let harness: FaultHarness | undefined;
+  let holder: FakeOpenAiServer | undefined;
   afterEach(async () => {
     await harness?.stop();
+    await holder?.close();
     harness = undefined;
+    holder = undefined;
   });
 
   it('fails only the killed process’s requests; the other keeps serving; spend is exactly once after its restart', async () => {
-    harness = await FaultHarness.start({ spendMode: 'outbox' });
+    // Model `held` never answers: a request to it is certainly in flight on the victim at the kill.
+    holder = await FakeOpenAiServer.start();
+    holder.defaultScenario = { kind: 'hang' };
+    const models = `  - model_name: held\n    params: { provider: openai, model: demo, api_base: ${JSON.stringify(holder.baseUrl)}, api_key: sk-upstream-held }`;
+    harness = await FaultHarness.start({ spendMode: 'outbox', models });
     const h = harness;
     const key = await h.createKey({ max_parallel_requests: SLOTS });
     // Answers take a moment, so the kill finds requests in flight.
@@ -43,10 +53,13 @@ describe.runIf(await realBackendsAvailable())('a gateway process SIGKILLed under
     const load = h.load(key, { ratePerSecond: 20 });
     await delay(1_500);
 
+    const held = heldRequest(victim, key);
+    await waitUntil(() => holder!.requests.length > 0, 10_000, 'the held request reached its upstream');
+
     const killedAt = performance.now();
     await h.killGateway(1);
     const exitedAt = performance.now();
-    const inFlightAtKill = load.records.filter((r) => r.baseUrl === victim && r.startedAt < killedAt);
+    const heldOutcome = await held;
     await delay(DOWN_MS);
     const restartAt = performance.now();
     await h.restartGateway(1);
@@ -79,7 +92,7 @@ describe.runIf(await realBackendsAvailable())('a gateway process SIGKILLed under
       readinessSeconds: null,
       spend: spendVerdict(settled, spend),
       notes:
-        `${inFlight.length} requests in flight on the killed process; all failures on it; the other served ` +
+        `${inFlight.length} load requests and one held request in flight on the killed process; all failures on it; the other served ` +
         `everything and stayed ready; ${spend.chargedUnserved.length} charged at the kill without their answer; ${SLOTS - slots.served} slots held by the dead process until their ` +
         `lease expires (request_timeout + 30 s); restart to ready ${secondsBetween(restartAt, readyAgainAt)} s`,
     });
@@ -87,7 +100,19 @@ describe.runIf(await realBackendsAvailable())('a gateway process SIGKILLed under
     expect(h.processesAlive(), 'both processes run after the restart').toBe(true);
     expect(exitedAt - killedAt).toBeLessThan(2_000);
     expect(pastDeadline(load.records, h.deadlineMs()), 'no request outlived its deadline').toEqual([]);
-    expect(inFlightAtKill.length, 'the kill found requests to fail').toBeGreaterThan(0);
+    // In flight at the kill (started, not ended) is exactly what failed of what the victim had started:
+    // the held request always, and every load request the kill cut. One that the process had answered
+    // just before the signal may still be read after it; such a one ends right after the exit.
+    expect(heldOutcome, 'the request held in flight on the victim failed').toBe('network');
+    const failedAtKill = failed.filter((r) => r.baseUrl === victim && r.startedAt < killedAt);
+    expect(
+      failedAtKill.filter((r) => !inFlight.includes(r)),
+      'no request that ended before the kill failed',
+    ).toEqual([]);
+    expect(
+      inFlight.filter((r) => isServed(r.outcome) && r.endedAt > exitedAt + READ_AFTER_EXIT_MS),
+      'every request the kill cut failed',
+    ).toEqual([]);
     expect(
       failed.filter((r) => !exposed(r)),
       'only the killed process’s requests failed',
@@ -103,7 +128,7 @@ describe.runIf(await realBackendsAvailable())('a gateway process SIGKILLed under
     expect(readyAgainAt, 'the restarted process became ready').toBeDefined();
     // Leases of the dead process's in-flight requests stay until they expire; no other slot is lost.
     expect(slots.served + slots.refused, 'every slot-check request answered 200 or 429').toBe(SLOTS + 1);
-    expect(SLOTS - slots.served).toBeLessThanOrEqual(inFlight.length);
+    expect(SLOTS - slots.served).toBeLessThanOrEqual(inFlight.length + 1); // + the held request
     expect(settled, 'the outbox settled').toBe(true);
     expect(spend.missing, 'every served request has a spend row').toEqual([]);
     expect(spend.duplicated, 'no request is charged twice').toEqual([]);
@@ -113,3 +138,27 @@ describe.runIf(await realBackendsAvailable())('a gateway process SIGKILLed under
     expect(spend.chargedUnserved.filter((id) => !inFlightIds.has(id))).toEqual([]);
   });
 });
+
+/** A request to model `held` on `baseUrl`: `network` when its connection is cut, else its status. */
+async function heldRequest(baseUrl: string, apiKey: string): Promise<number | 'network'> {
+  try {
+    const response = await fetch(`${baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'held', messages: [{ role: 'user', content: 'hold' }] }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    await response.arrayBuffer();
+    return response.status;
+  } catch (error) {
+    return (error as Error).name === 'TimeoutError' ? 0 : 'network';
+  }
+}
+
+async function waitUntil(condition: () => boolean, withinMs: number, what: string): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await delay(20);
+  }
+}

@@ -34,6 +34,8 @@ export interface FaultHarnessOptions {
   spendMode?: 'legacy' | 'outbox';
   /** general_settings.request_timeout_seconds (default 5): short, so a stuck request shows. */
   requestTimeoutSeconds?: number;
+  /** Extra model_list entries, indented two spaces (e.g. a model on an upstream that holds requests). */
+  models?: string;
   /** Extra general_settings lines, indented two spaces. */
   generalSettings?: string;
   env?: Record<string, string>;
@@ -304,6 +306,7 @@ export class FaultHarness {
     return `model_list:
   - model_name: demo
     params: { provider: openai, model: demo, api_base: ${JSON.stringify(this.upstream.baseUrl)}, api_key: sk-upstream-fault }
+${this.options.models ?? ''}
 general_settings:
   master_key: ${MASTER_KEY}
   database_url: ${JSON.stringify(this.databaseUrl)}
