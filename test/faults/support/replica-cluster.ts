@@ -19,6 +19,8 @@ export interface ClusterOptions {
   /** The public model name (default `demo`). */
   modelName?: string;
   redisUrl: string;
+  /** Extra model_list entries, indented two spaces (e.g. a model whose upstream holds requests). */
+  models?: string;
   /** Extra general_settings lines, indented two spaces. */
   generalSettings?: string;
   /** Environment of every replica (LOG_LEVEL defaults to warn). */
@@ -120,6 +122,7 @@ export class ReplicaCluster {
       `model_list:
   - model_name: ${this.options.modelName ?? 'demo'}
     params: { provider: openai, model: demo, api_base: ${JSON.stringify(this.options.upstreamBaseUrl)}, api_key: sk-upstream }
+${this.options.models ?? ''}
 general_settings:
   master_key: ${this.masterKey}
   database_url: ${JSON.stringify(databaseUrl)}
