@@ -20,6 +20,7 @@ import { uniqueName } from '../../support/unique-name.ts';
 import { dropSchemaNow, killIfRunning, onProcessExit } from './exit-cleanup.ts';
 import { PrivatePostgres } from './private-postgres.ts';
 import { ReadinessWatch } from './readiness-watch.ts';
+import { SecretSweep } from './secret-sweep.ts';
 import { isServed, type LoadOptions, type RequestRecord, SteadyLoad } from './steady-load.ts';
 
 // Scenarios import the readiness probe with the harness.
@@ -62,13 +63,14 @@ export class FaultHarness {
 
   // A harness abandoned by a test timeout never reaches stop(): its children and schema go at exit.
   private readonly forgetExit = onProcessExit(() => this.killNow());
+  private readonly secrets = new SecretSweep(MASTER_KEY);
 
   static async start(options: FaultHarnessOptions = {}): Promise<FaultHarness> {
     const harness = new FaultHarness(options);
     try {
       await harness.boot();
     } catch (error) {
-      await harness.stop();
+      await harness.stop().catch(() => {}); // the start's failure is the one to report
       throw error;
     }
     return harness;
@@ -103,6 +105,7 @@ export class FaultHarness {
   /** Creates a key through the admin API and returns its secret. */
   async createKey(fields: Record<string, unknown> = {}): Promise<string> {
     const created = await this.admin('POST', '/ui/api/keys', { key_name: uniqueName('k'), ...fields });
+    this.secrets.minted(created.key);
     return created.key as string;
   }
 
@@ -252,8 +255,10 @@ export class FaultHarness {
     if (!this.postgres && this.databaseUrl) dropSchemaNow(this.schema);
   }
 
+  /** Stops everything; then fails if a gateway printed or exposed a secret (secret-sweep.ts). */
   async stop(): Promise<void> {
     this.forgetExit();
+    const leak = await this.secrets.sweep(this.gateways);
     await Promise.all(this.gateways.map((gateway) => gateway.stop('SIGKILL')));
     await this.upstream?.close();
     await this.redis?.kill();
@@ -264,6 +269,7 @@ export class FaultHarness {
       await client.query(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`).finally(() => client.end());
     }
     rmSync(this.dir, { recursive: true, force: true });
+    if (leak) throw new Error(leak);
   }
 
   private async boot(): Promise<void> {
@@ -278,7 +284,9 @@ export class FaultHarness {
       await client.query(`CREATE SCHEMA "${this.schema}"`).finally(() => client.end());
       this.databaseUrl = `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${this.schema}`)}`;
     }
-    writeFileSync(this.configPath, this.config(), { mode: 0o600 });
+    const config = this.config();
+    this.secrets.config(config);
+    writeFileSync(this.configPath, config, { mode: 0o600 });
     chmodSync(this.configPath, 0o600);
     // The first process runs the migrations alone; the others start together afterwards.
     this.gateways.push(await this.spawn());

@@ -3,7 +3,7 @@
  * real HAProxy: what the scale-out test and benchmark run against. The first replica starts alone so it
  * runs the migrations; the others start together afterwards. The upstream is the caller's.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -11,6 +11,7 @@ import { type SpawnedGateway, spawnGateway } from '../../support/spawn-gateway.t
 import { TEST_DATABASE_URL } from '../../support/test-env.ts';
 import { uniqueName } from '../../support/unique-name.ts';
 import { Haproxy, type HaproxyOptions } from './haproxy.ts';
+import { SecretSweep } from './secret-sweep.ts';
 
 export interface ClusterOptions {
   replicas: number;
@@ -41,10 +42,12 @@ export class ReplicaCluster {
   haproxy!: Haproxy;
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchboard-scale-out-'));
   private readonly options: ClusterOptions;
+  private readonly secrets: SecretSweep;
 
   private constructor(options: ClusterOptions) {
     this.options = options;
     this.db = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    this.secrets = new SecretSweep(this.masterKey);
   }
 
   static async start(options: ClusterOptions): Promise<ReplicaCluster> {
@@ -55,7 +58,7 @@ export class ReplicaCluster {
     try {
       await cluster.boot();
     } catch (error) {
-      await cluster.stop();
+      await cluster.stop().catch(() => {}); // the start's failure is the one to report
       throw error;
     }
     return cluster;
@@ -77,7 +80,9 @@ export class ReplicaCluster {
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    const answer = text ? JSON.parse(text) : undefined;
+    if (typeof answer?.key === 'string') this.secrets.minted(answer.key);
+    return { status: response.status, body: answer };
   }
 
   /** Like admin, but throws unless the answer is 2xx. */
@@ -100,7 +105,9 @@ export class ReplicaCluster {
     }
   }
 
+  /** Stops everything; then fails if a replica printed or exposed a secret (secret-sweep.ts). */
   async stop(): Promise<void> {
+    const leak = await this.secrets.sweep(this.replicas);
     await this.haproxy?.stop();
     await Promise.all(this.replicas.map((replica) => replica.stop('SIGKILL')));
     try {
@@ -110,6 +117,7 @@ export class ReplicaCluster {
     }
     await this.db.end().catch(() => {});
     rmSync(this.dir, { recursive: true, force: true });
+    if (leak) throw new Error(leak);
   }
 
   private async boot(): Promise<void> {
@@ -132,6 +140,7 @@ general_settings:
   redis_command_timeout_ms: 2000
 ${this.options.generalSettings ?? ''}`,
     );
+    this.secrets.config(readFileSync(config, 'utf8'));
     const spawn = async () => {
       const replica = await spawnGateway(['--config', config], this.options.env ?? {});
       this.replicas.push(replica);

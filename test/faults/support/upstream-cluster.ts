@@ -16,6 +16,7 @@ import { type SpawnedGateway, spawnGateway } from '../../support/spawn-gateway.t
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../support/test-env.ts';
 import { uniqueName } from '../../support/unique-name.ts';
 import { dropSchemaNow, killIfRunning, onProcessExit } from './exit-cleanup.ts';
+import { SecretSweep } from './secret-sweep.ts';
 import type { Answer } from './upstream-load.ts';
 
 const MASTER_KEY = 'sk-master-upstream-faults';
@@ -40,6 +41,7 @@ export class UpstreamCluster {
   private readonly schema = uniqueName('upf');
 
   private readonly forgetExit = onProcessExit(() => this.killNow());
+  private readonly secrets = new SecretSweep(MASTER_KEY);
 
   /**
    * An unbooted cluster: assign it before `boot()`, so an `afterAll` can stop a half-started one after
@@ -54,7 +56,7 @@ export class UpstreamCluster {
     try {
       await this.launch();
     } catch (error) {
-      await this.stop();
+      await this.stop().catch(() => {}); // the start's failure is the one to report
       throw error;
     }
   }
@@ -71,6 +73,7 @@ export class UpstreamCluster {
     });
     const body = (await response.json()) as { key?: string };
     if (!response.ok || !body.key) throw new Error(`key creation answered ${response.status}`);
+    this.secrets.minted(body.key);
     return body.key;
   }
 
@@ -248,8 +251,10 @@ export class UpstreamCluster {
     dropSchemaNow(this.schema);
   }
 
+  /** Stops everything; then fails if a gateway printed or exposed a secret (secret-sweep.ts). */
   async stop(): Promise<void> {
     this.forgetExit();
+    const leak = await this.secrets.sweep(this.gateways);
     await Promise.all(this.gateways.map((gateway) => gateway.stop('SIGKILL')));
     await this.hostile?.close();
     await this.healthy?.close();
@@ -257,6 +262,7 @@ export class UpstreamCluster {
     await client.connect();
     await client.query(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`).finally(() => client.end());
     rmSync(this.dir, { recursive: true, force: true });
+    if (leak) throw new Error(leak);
   }
 
   private async launch(): Promise<void> {
@@ -266,7 +272,9 @@ export class UpstreamCluster {
     await client.connect();
     await client.query(`CREATE SCHEMA "${this.schema}"`).finally(() => client.end());
     const configPath = join(this.dir, 'switchboard.yaml');
-    writeFileSync(configPath, this.config(), { mode: 0o600 });
+    const config = this.config();
+    this.secrets.config(config);
+    writeFileSync(configPath, config, { mode: 0o600 });
     // The first process runs the migrations alone; the second starts on a migrated schema.
     for (let index = 0; index < 2; index++) {
       const gateway = await spawnGateway(['--config', configPath]);
