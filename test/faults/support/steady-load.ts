@@ -143,7 +143,8 @@ export class SteadyLoad {
   }
 }
 
-function errorCode(text: string): string | undefined {
+/** The `error.code` of a JSON error body, or undefined. */
+export function errorCode(text: string): string | undefined {
   try {
     const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
     return typeof code === 'string' ? code : undefined;

@@ -16,6 +16,7 @@ import { type SpawnedGateway, spawnGateway } from '../../support/spawn-gateway.t
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../support/test-env.ts';
 import { uniqueName } from '../../support/unique-name.ts';
 import { dropSchemaNow, killIfRunning, onProcessExit } from './exit-cleanup.ts';
+import { ReadinessWatch } from './readiness-watch.ts';
 import { SecretSweep } from './secret-sweep.ts';
 import type { Answer } from './upstream-load.ts';
 
@@ -209,33 +210,16 @@ export class UpstreamCluster {
     }
   }
 
-  /** Polls /health/readiness of every gateway every 200 ms until `stop()`; the statuses seen (0: none). */
+  /**
+   * Probes /health/readiness of every gateway every 200 ms (ReadinessWatch, open-loop) until `stop()`;
+   * the statuses seen, 200 for ready and 0 for anything else.
+   */
   watchReadiness(): { stop(): Promise<number[]> } {
-    const statuses: number[] = [];
-    let stopped = false;
-    const loop = (async () => {
-      while (!stopped) {
-        await Promise.all(
-          this.baseUrls().map(async (baseUrl) => {
-            try {
-              const response = await fetch(`${baseUrl}/health/readiness`, {
-                signal: AbortSignal.timeout(1_500),
-              });
-              await response.arrayBuffer();
-              statuses.push(response.status);
-            } catch {
-              statuses.push(0);
-            }
-          }),
-        );
-        await delay(200);
-      }
-    })();
+    const watches = this.baseUrls().map((baseUrl) => new ReadinessWatch(baseUrl, 200));
     return {
       async stop() {
-        stopped = true;
-        await loop;
-        return statuses;
+        await Promise.all(watches.map((watch) => watch.stop()));
+        return watches.flatMap((watch) => watch.samples.map((sample) => (sample.ready ? 200 : 0)));
       },
     };
   }

@@ -5,6 +5,7 @@
  * or cut), which deployment answered after how many attempts, and whether any provider text leaked.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { errorCode } from './steady-load.ts';
 
 export interface UpstreamLoadOptions {
   baseUrls: readonly string[];
@@ -140,15 +141,6 @@ function judge(status: number, stream: boolean, text: string): Pick<Answer, 'end
   if (!errorEvent) return { ending: 'cut' };
   const code = errorCode(errorEvent.slice('data: '.length));
   return { ending: 'in-band-error', ...(code ? { code } : {}) };
-}
-
-function errorCode(text: string): string | undefined {
-  try {
-    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
-    return typeof code === 'string' ? code : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Counts for the report: served, and everything else by status (`in-band` and `cut` for streams). */
