@@ -9,8 +9,10 @@ export interface ReadinessSample {
   at: number;
   /** When its answer came (or it failed). */
   answeredAt: number;
-  /** true for 200, false for anything else (503, refused, timed out after 1.5 s). */
+  /** true for 200 (or, watching one check, for that check true), false for anything else. */
   ready: boolean;
+  /** The HTTP status, or 0 when the probe was refused or timed out after 1.5 s. */
+  status: number;
 }
 
 /**
@@ -26,9 +28,15 @@ export class ReadinessWatch {
   private readonly loop: Promise<void>;
   private readonly pending = new Set<Promise<void>>();
   private readonly url: string;
+  private readonly check: string | undefined;
 
-  constructor(baseUrl: string, everyMs = 100) {
+  /**
+   * `check`: watch one check of the payload (`checks.redis`) instead of the status, for a dependency
+   * that is reported without gating readiness (Redis under fail_open).
+   */
+  constructor(baseUrl: string, everyMs = 100, check?: string) {
     this.url = `${baseUrl}/health/readiness`;
+    this.check = check;
     this.loop = this.run(everyMs);
   }
 
@@ -68,13 +76,15 @@ export class ReadinessWatch {
   private async probe(): Promise<void> {
     const at = performance.now();
     let ready = false;
+    let status = 0;
     try {
       const response = await fetch(this.url, { signal: AbortSignal.timeout(1_500) });
-      await response.arrayBuffer();
-      ready = response.status === 200;
+      const body = (await response.json().catch(() => ({}))) as { checks?: Record<string, boolean> };
+      status = response.status;
+      ready = this.check === undefined ? status === 200 : body.checks?.[this.check] === true;
     } catch {
       ready = false;
     }
-    this.samples.push({ at, answeredAt: performance.now(), ready });
+    this.samples.push({ at, answeredAt: performance.now(), ready, status });
   }
 }
