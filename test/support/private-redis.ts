@@ -7,6 +7,15 @@ import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acceptsConnections, freePort } from './tcp-ports.ts';
 
+/**
+ * Servers still running when the test process exits (a hook timed out before its kill() ran): killed
+ * then, so no redis-server outlives its test run.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export class PrivateRedis {
   readonly port: number;
   private readonly extraArgs: readonly string[];
@@ -48,6 +57,8 @@ export class PrivateRedis {
       },
     );
     this.child = child;
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     for (let attempt = 0; attempt < 100; attempt++) {
       if (await acceptsConnections(this.port)) return;
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
