@@ -11,11 +11,10 @@ import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs,
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchFiles } from '../../src/batch/batch-files.ts';
 import { finalizeBatch } from '../../src/batch/batch-finalizer.ts';
-import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
-import { migrateToLatest } from '../../src/store/db/migrate.ts';
+import type { Database } from '../../src/store/db/create-database.ts';
 import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
 import { availableBackends } from '../support/available-backends.ts';
-import type { Backend } from '../support/backends.ts';
+import { type Backend, openBackendDatabase } from '../support/backends.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
 const LEASE_MS = 60_000;
@@ -33,18 +32,9 @@ describe.each(await availableBackends())('batch finalization outcomes on %s', (_
 
   beforeAll(async () => {
     backend = makeBackend();
-    database = await createDatabase({
-      url: backend.databaseUrl,
-      poolSize: 4,
-      ...(backend.schema ? { schema: backend.schema } : {}),
-    });
-    await migrateToLatest(database);
+    database = await openBackendDatabase(backend);
     batches = new BatchRepository(database.db);
-    other = await createDatabase({
-      url: backend.databaseUrl,
-      poolSize: 1,
-      ...(backend.schema ? { schema: backend.schema } : {}),
-    });
+    other = await openBackendDatabase(backend, { poolSize: 1, migrate: false });
     files = new BatchFiles({
       db: database.db,
       store: 'database',

@@ -5,12 +5,11 @@
  * batch leaves live leases alone unless told otherwise.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
-import { migrateToLatest } from '../../src/store/db/migrate.ts';
+import type { Database } from '../../src/store/db/create-database.ts';
 import { BatchItemLeaseRepository } from '../../src/store/db/repositories/batch-item-lease-repository.ts';
 import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
 import { availableBackends } from '../support/available-backends.ts';
-import type { Backend } from '../support/backends.ts';
+import { type Backend, openBackendDatabase } from '../support/backends.ts';
 
 describe.each(await availableBackends())('batch item leases on %s', (_name, makeBackend) => {
   let backend: Backend;
@@ -20,12 +19,7 @@ describe.each(await availableBackends())('batch item leases on %s', (_name, make
 
   beforeAll(async () => {
     backend = makeBackend();
-    database = await createDatabase({
-      url: backend.databaseUrl,
-      poolSize: 4,
-      ...(backend.schema ? { schema: backend.schema } : {}),
-    });
-    await migrateToLatest(database);
+    database = await openBackendDatabase(backend);
     leases = new BatchItemLeaseRepository(database.db, database.dialect);
     batches = new BatchRepository(database.db);
   });

@@ -14,12 +14,11 @@ import type { Caller } from '../../src/canonical/caller.ts';
 import { masterCaller } from '../../src/identity/authenticator.ts';
 import { errors } from '../../src/lib/error-catalogue.ts';
 import { GatewayError } from '../../src/lib/gateway-error.ts';
-import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
-import { migrateToLatest } from '../../src/store/db/migrate.ts';
+import type { Database } from '../../src/store/db/create-database.ts';
 import { BatchItemLeaseRepository } from '../../src/store/db/repositories/batch-item-lease-repository.ts';
 import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
 import { availableBackends } from '../support/available-backends.ts';
-import type { Backend } from '../support/backends.ts';
+import { type Backend, openBackendDatabase } from '../support/backends.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
 const owner: Caller = { ...masterCaller, kind: 'api_key', keyId: 'key-1' };
@@ -33,12 +32,7 @@ describe.each(await availableBackends())('batch worker on %s', (_name, makeBacke
 
   beforeAll(async () => {
     backend = makeBackend();
-    database = await createDatabase({
-      url: backend.databaseUrl,
-      poolSize: 4,
-      ...(backend.schema ? { schema: backend.schema } : {}),
-    });
-    await migrateToLatest(database);
+    database = await openBackendDatabase(backend);
     batches = new BatchRepository(database.db);
     files = new BatchFiles({
       db: database.db,

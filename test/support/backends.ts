@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
+import { migrateToLatest } from '../../src/store/db/migrate.ts';
 import { REQUIRE_REAL_BACKENDS, TEST_DATABASE_URL, TEST_REDIS_URL } from './test-env.ts';
 import { uniqueName } from './unique-name.ts';
 
@@ -57,6 +59,20 @@ export function postgresBackend(): Backend {
       await dropSchema(schema);
     },
   };
+}
+
+/** The backend's database (its own schema on PostgreSQL), migrated unless `migrate` is false. */
+export async function openBackendDatabase(
+  backend: Backend,
+  { poolSize = 4, migrate = true }: { poolSize?: number; migrate?: boolean } = {},
+): Promise<Database> {
+  const database = await createDatabase({
+    url: backend.databaseUrl,
+    poolSize,
+    ...(backend.schema ? { schema: backend.schema } : {}),
+  });
+  if (migrate) await migrateToLatest(database);
+  return database;
 }
 
 export async function dropSchema(schema: string): Promise<void> {

@@ -12,10 +12,9 @@ import type { ItemPipelines } from '../../src/batch/item-runner.ts';
 import type { Caller } from '../../src/canonical/caller.ts';
 import { masterCaller } from '../../src/identity/authenticator.ts';
 import type { GatewayError } from '../../src/lib/gateway-error.ts';
-import { createDatabase, type Database } from '../../src/store/db/create-database.ts';
-import { migrateToLatest } from '../../src/store/db/migrate.ts';
+import type { Database } from '../../src/store/db/create-database.ts';
 import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
-import type { Backend } from './backends.ts';
+import { type Backend, openBackendDatabase } from './backends.ts';
 import { ManualClock } from './manual-clock.ts';
 
 export interface Hold {
@@ -39,12 +38,7 @@ export function batchWorkerHarness(makeBackend: () => Backend) {
 
   beforeAll(async () => {
     state.backend = makeBackend();
-    state.database = await createDatabase({
-      url: state.backend.databaseUrl,
-      poolSize: 4,
-      ...(state.backend.schema ? { schema: state.backend.schema } : {}),
-    });
-    await migrateToLatest(state.database);
+    state.database = await openBackendDatabase(state.backend);
     state.batches = new BatchRepository(state.database.db);
     state.files = new BatchFiles({
       db: state.database.db,
