@@ -15,6 +15,7 @@ import type { Database } from '../../src/store/db/create-database.ts';
 import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
 import { availableBackends } from '../support/available-backends.ts';
 import { type Backend, openBackendDatabase } from '../support/backends.ts';
+import { chatBatchRow, chatItemRows } from '../support/batch-rows.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
 const LEASE_MS = 60_000;
@@ -52,37 +53,12 @@ describe.each(await availableBackends())('batch finalization outcomes on %s', (_
   const doneBatch = async (id: string, outcomes: Outcome[]) => {
     const now = Math.floor(clock.now() / 1000);
     await batches.create(
-      {
-        id,
-        owner_key_id: 'key-1',
-        owner_team_id: null,
-        endpoint: '/v1/chat/completions',
-        input_file_id: 'file-in',
-        completion_window: '24h',
-        status: 'in_progress',
-        output_file_id: null,
-        error_file_id: null,
-        errors: null,
-        metadata: null,
-        total: outcomes.length,
+      chatBatchRow(id, now, outcomes.length, {
         completed: outcomes.filter((outcome) => outcome.status === 'succeeded').length,
         failed: outcomes.filter((outcome) => outcome.status === 'failed').length,
-        created_at: now,
         in_progress_at: now,
-        expires_at: now + 86_400,
-        finalizing_at: null,
-        completed_at: null,
-        failed_at: null,
-        expired_at: null,
-        cancelling_at: null,
-        cancelled_at: null,
-        finalized: 0,
-      },
-      outcomes.map((_outcome, index) => ({
-        line_index: index,
-        custom_id: `c${index}`,
-        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `secret ${index}` }] }),
-      })),
+      }),
+      chatItemRows(outcomes.map((_outcome, index) => `secret ${index}`)),
     );
     for (const [index, outcome] of outcomes.entries())
       await database.db

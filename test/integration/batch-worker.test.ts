@@ -19,6 +19,7 @@ import { BatchItemLeaseRepository } from '../../src/store/db/repositories/batch-
 import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
 import { availableBackends } from '../support/available-backends.ts';
 import { type Backend, openBackendDatabase } from '../support/backends.ts';
+import { chatBatchRow, chatItemRows } from '../support/batch-rows.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 
 const owner: Caller = { ...masterCaller, kind: 'api_key', keyId: 'key-1' };
@@ -90,39 +91,7 @@ describe.each(await availableBackends())('batch worker on %s', (_name, makeBacke
 
   const createBatch = async (id: string, contents: string[], status = 'validating') => {
     const now = Math.floor(clock.now() / 1000);
-    await batches.create(
-      {
-        id,
-        owner_key_id: 'key-1',
-        owner_team_id: null,
-        endpoint: '/v1/chat/completions',
-        input_file_id: 'file-in',
-        completion_window: '24h',
-        status,
-        output_file_id: null,
-        error_file_id: null,
-        errors: null,
-        metadata: null,
-        total: contents.length,
-        completed: 0,
-        failed: 0,
-        created_at: now,
-        in_progress_at: null,
-        expires_at: now + 86_400,
-        finalizing_at: null,
-        completed_at: null,
-        failed_at: null,
-        expired_at: null,
-        cancelling_at: null,
-        cancelled_at: null,
-        finalized: 0,
-      },
-      contents.map((content, index) => ({
-        line_index: index,
-        custom_id: `c${index}`,
-        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content }] }),
-      })),
-    );
+    await batches.create(chatBatchRow(id, now, contents.length, { status }), chatItemRows(contents));
   };
 
   const lines = async (fileId: string | null | undefined) => {

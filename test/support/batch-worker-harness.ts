@@ -15,6 +15,7 @@ import type { GatewayError } from '../../src/lib/gateway-error.ts';
 import type { Database } from '../../src/store/db/create-database.ts';
 import { BatchRepository } from '../../src/store/db/repositories/batch-repository.ts';
 import { type Backend, openBackendDatabase } from './backends.ts';
+import { chatBatchRow, chatItemRows } from './batch-rows.ts';
 import { ManualClock } from './manual-clock.ts';
 
 export interface Hold {
@@ -115,37 +116,12 @@ export function batchWorkerHarness(makeBackend: () => Backend) {
     async createBatch(id: string, contents: readonly string[], options: BatchOptions = {}): Promise<void> {
       const now = Math.floor(clock.now() / 1000);
       await state.batches.create(
-        {
-          id,
+        chatBatchRow(id, now, contents.length, {
           owner_key_id: options.ownerKeyId ?? 'key-1',
-          owner_team_id: null,
-          endpoint: '/v1/chat/completions',
-          input_file_id: 'file-in',
-          completion_window: '24h',
           status: options.status ?? 'in_progress',
-          output_file_id: null,
-          error_file_id: null,
-          errors: null,
-          metadata: null,
-          total: contents.length,
-          completed: 0,
-          failed: 0,
-          created_at: now,
-          in_progress_at: null,
           expires_at: now + (options.window ?? 86_400),
-          finalizing_at: null,
-          completed_at: null,
-          failed_at: null,
-          expired_at: null,
-          cancelling_at: null,
-          cancelled_at: null,
-          finalized: 0,
-        },
-        contents.map((content, index) => ({
-          line_index: index,
-          custom_id: `c${index}`,
-          body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content }] }),
-        })),
+        }),
+        chatItemRows(contents),
       );
     },
 
