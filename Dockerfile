@@ -1,6 +1,8 @@
-# Switchboard container image. Node 24 runs the TypeScript sources directly (type stripping), so there
-# is no compile step: the build stage only installs the production dependencies, and the runtime stage
-# copies them next to src/. The pinned `node` devDependency is not needed here: the base image is Node 24.
+# Switchboard container image. Node 24 runs the TypeScript sources directly (type stripping), so the
+# gateway has no compile step: the build stage only installs the production dependencies, the console
+# stage builds the admin console (ui/ → ui/dist, with the dev dependencies Vite and React), and the
+# runtime stage copies both next to src/. The pinned `node` devDependency is not needed: the base image
+# is Node 24.
 #
 #   docker build -t switchboard:0.1.0 .
 #   docker run --read-only --tmpfs /tmp -v switchboard-data:/var/lib/switchboard -p 4000:4000 switchboard:0.1.0
@@ -17,6 +19,15 @@ COPY package.json package-lock.json ./
 # Production dependencies only; none has an install script (package.json allows one, for the dev-only
 # `node` package), so scripts stay off.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM node:${NODE_VERSION}-bookworm-slim AS console
+WORKDIR /app
+COPY package.json package-lock.json ./
+# All dependencies (Vite, React and the chart library are dev dependencies: they end up bundled in
+# ui/dist, not installed in the image); scripts off, so `prepare` does not run before ui/ is copied.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY ui ./ui
+RUN npx vite build --config ui/vite.config.ts
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ARG VERSION=0.1.0
@@ -37,6 +48,7 @@ COPY --from=build --chown=0:0 /app/node_modules ./node_modules
 COPY --chown=0:0 package.json ./
 COPY --chown=0:0 bin ./bin
 COPY --chown=0:0 src ./src
+COPY --from=console --chown=0:0 /app/ui/dist ./ui/dist
 # The image's `node` user, by number so that Kubernetes' runAsNonRoot can verify it. The application
 # files stay owned by root: the process cannot change its own code.
 USER 1000:1000
