@@ -73,7 +73,11 @@ export function fieldErrors(
 ): { field: Record<string, string>; form: string | null } {
   if (error === null || error === undefined) return { field: {}, form: null };
   if (error instanceof ApiError && error.param !== null) {
-    const name = fields.find((field) => error.param === field || error.param?.startsWith(`${field}.`));
+    const param = error.param;
+    // `models[1]` and `auth_config.token` belong to the `models` and `auth_config` fields.
+    const name = fields.find(
+      (field) => param === field || param.startsWith(`${field}.`) || param.startsWith(`${field}[`),
+    );
     if (name) return { field: { [name]: error.message }, form: null };
   }
   return { field: {}, form: error instanceof Error ? error.message : 'The gateway refused the change.' };
