@@ -7,6 +7,8 @@ export function ConfirmButton(props: {
   onConfirm: () => void;
   disabled?: boolean;
   pending?: boolean;
+  /** The first button's accessible name when the label alone is ambiguous in a table ("Revoke ci-key"). */
+  ariaLabel?: string;
 }) {
   const [asking, setAsking] = useState(false);
   if (!asking)
@@ -14,6 +16,7 @@ export function ConfirmButton(props: {
       <button
         type="button"
         className="button-danger"
+        aria-label={props.ariaLabel}
         disabled={props.disabled || props.pending}
         onClick={() => setAsking(true)}
       >
