@@ -1,5 +1,126 @@
+/**
+ * Overview (/ui/): the gateway's traffic, latency, tokens and spend over a time window kept in the URL
+ * (?window=7d), refreshed every 30 s while the tab is visible.
+ */
+import { useQuery } from '@tanstack/react-query';
+import { Link, useSearchParams } from 'react-router';
+import type { OverviewAnswer, OverviewWindow } from '../api/console-types.ts';
+import { useSession } from '../auth/session.tsx';
+import { SelectField } from '../components/field.tsx';
 import { PageHeader } from '../components/page-header.tsx';
+import { EmptyState, ErrorNotice, Loading } from '../components/query-state.tsx';
+import { OverviewCharts, RejectionsChart } from './overview/overview-charts.tsx';
+import { overviewWindows, parseWindow } from './overview/overview-window.ts';
+import { StatCards } from './overview/stat-cards.tsx';
+import { TopTables } from './overview/top-tables.tsx';
+
+/** How often the numbers refresh while the tab is visible (react-query pauses it in a hidden tab). */
+export const OVERVIEW_REFRESH_MS = 30_000;
 
 export function OverviewPage() {
-  return <PageHeader title="Overview" />;
+  const { api, organizationId } = useSession();
+  const [params, setParams] = useSearchParams();
+  const window = parseWindow(params.get('window'));
+  const query = useQuery({
+    queryKey: ['console', 'overview', window],
+    queryFn: () => api.get<OverviewAnswer>('/console/overview', { window }),
+    refetchInterval: OVERVIEW_REFRESH_MS,
+  });
+  const chooseWindow = (value: OverviewWindow) =>
+    setParams(
+      (current) => {
+        const next = new URLSearchParams(current);
+        next.set('window', value);
+        return next;
+      },
+      { replace: false },
+    );
+  return (
+    <>
+      <PageHeader
+        title="Overview"
+        description={
+          organizationId === null ? 'Traffic, latency, tokens and spend of the whole gateway.' : undefined
+        }
+        actions={
+          <div className="overview-controls">
+            <SelectField
+              label="Time window"
+              value={window}
+              onChange={(event) => chooseWindow(parseWindow(event.target.value))}
+            >
+              {overviewWindows.map((option) => (
+                <option key={option.value} value={option.value}>
+                  {option.label}
+                </option>
+              ))}
+            </SelectField>
+            <button
+              type="button"
+              className="button-secondary"
+              disabled={query.isFetching}
+              onClick={() => query.refetch()}
+            >
+              {query.isFetching ? 'Refreshing…' : 'Refresh'}
+            </button>
+            {query.dataUpdatedAt > 0 && (
+              <p className="updated-at">
+                Updated{' '}
+                <time dateTime={new Date(query.dataUpdatedAt).toISOString()}>
+                  {clock(query.dataUpdatedAt)}
+                </time>
+              </p>
+            )}
+          </div>
+        }
+      />
+      {organizationId !== null && (
+        <p className="notice notice-info">Showing organization {organizationId} only.</p>
+      )}
+      <OverviewBody query={query} />
+    </>
+  );
+}
+
+function OverviewBody(props: { query: ReturnType<typeof useQuery<OverviewAnswer>> }) {
+  const { query } = props;
+  if (query.isPending) return <Loading what="the overview" />;
+  if (query.isError && query.data === undefined)
+    return (
+      <ErrorNotice error={query.error} title="Could not load the overview" retry={() => query.refetch()} />
+    );
+  const answer = query.data;
+  if (answer === undefined) return null;
+  return (
+    <>
+      {query.isError && (
+        <ErrorNotice
+          error={query.error}
+          title="Could not refresh; showing earlier numbers"
+          retry={() => query.refetch()}
+        />
+      )}
+      <StatCards answer={answer} />
+      {answer.totals.requests === 0 ? (
+        <EmptyState title="No requests in this window yet.">
+          Create a key under <Link to="/identities/keys">Keys &amp; identities</Link> and send a request to{' '}
+          <code>/v1/chat/completions</code>.
+        </EmptyState>
+      ) : (
+        <>
+          <OverviewCharts answer={answer} />
+          <TopTables answer={answer} />
+        </>
+      )}
+      <RejectionsChart rejections={answer.rejections} />
+    </>
+  );
+}
+
+function clock(epochMs: number): string {
+  return new Date(epochMs).toLocaleTimeString('en-GB', {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
 }
