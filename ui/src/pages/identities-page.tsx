@@ -1,5 +1,46 @@
+/** Keys and identities: one tab (a link) per kind, each a list with search, create, edit and delete. */
+import { Navigate, NavLink, Route, Routes } from 'react-router';
+import { useSession } from '../auth/session.tsx';
 import { PageHeader } from '../components/page-header.tsx';
+import { KeysTab } from './identities/keys-tab.tsx';
+import { OrganizationsTab } from './identities/organizations-tab.tsx';
+import { TeamsTab } from './identities/teams-tab.tsx';
+import { UsersTab } from './identities/users-tab.tsx';
+
+const tabs = [
+  { to: '/identities/keys', label: 'Keys' },
+  { to: '/identities/users', label: 'Users' },
+  { to: '/identities/teams', label: 'Teams' },
+  { to: '/identities/organizations', label: 'Organizations' },
+] as const;
 
 export function IdentitiesPage() {
-  return <PageHeader title="Keys and identities" />;
+  const { organizationId } = useSession();
+  return (
+    <>
+      <PageHeader
+        title="Keys and identities"
+        description={
+          organizationId === null
+            ? 'API keys and the users, teams and organizations whose limits and budgets they share.'
+            : `API keys, users and teams of your organization (${organizationId}).`
+        }
+      />
+      <nav className="tabs" aria-label="Identity kinds">
+        {tabs.map((tab) => (
+          <NavLink key={tab.to} to={tab.to}>
+            {tab.label}
+          </NavLink>
+        ))}
+      </nav>
+      <Routes>
+        <Route index element={<Navigate to="/identities/keys" replace />} />
+        <Route path="keys" element={<KeysTab />} />
+        <Route path="users" element={<UsersTab />} />
+        <Route path="teams" element={<TeamsTab />} />
+        <Route path="organizations" element={<OrganizationsTab />} />
+        <Route path="*" element={<Navigate to="/identities/keys" replace />} />
+      </Routes>
+    </>
+  );
 }

@@ -1,0 +1,146 @@
+/**
+ * The list-and-forms frame the users, teams and organizations tabs share: a heading with the create
+ * button, the create or edit form, search and the API's filters, the table with Edit and Delete per
+ * row, paging. Each tab supplies its columns and forms.
+ */
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { type ReactNode, useState } from 'react';
+import type { QueryValue } from '../../api/client.ts';
+import { useSession } from '../../auth/session.tsx';
+import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { type Column, DataTable } from '../../components/data-table.tsx';
+import { EmptyState, errorMessage, QueryState } from '../../components/query-state.tsx';
+import { matchesSearch, Pager, SearchField, usePagedList } from './list-tools.tsx';
+
+export interface EntityTabProps<T> {
+  resource: 'users' | 'teams' | 'organizations';
+  /** The h2 and the table caption, e.g. "Teams". */
+  title: string;
+  /** e.g. "team": "New team", "Search teams". */
+  noun: string;
+  idOf: (row: T) => string;
+  labelOf: (row: T) => string;
+  searchText: (row: T) => Array<string | null | undefined>;
+  columns: Column<T>[];
+  /** The API's own list filters and the controls that set them. */
+  filters?: Record<string, QueryValue>;
+  filterControls?: ReactNode;
+  /** Absent when this administrator may not create one. */
+  createForm?: (done: { close: () => void; created: () => void }) => ReactNode;
+  editForm: (row: T, done: { close: () => void; saved: () => void }) => ReactNode;
+  /** Whether this administrator may edit and delete the row. */
+  canChange: boolean;
+  /** What an empty list says, with the next step. */
+  emptyText: string;
+  /** What deleting one also deletes, said before anyone clicks Delete. */
+  deleteNote?: string;
+}
+
+export function EntityTab<T>(props: EntityTabProps<T>) {
+  const queryClient = useQueryClient();
+  const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<T | null>(null);
+  const [search, setSearch] = useState('');
+  const filters = props.filters ?? {};
+  const { query, setOffset } = usePagedList<T>(props.resource, filters);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: [props.resource] });
+  const filtered = Object.values(filters).some((value) => value !== '' && value !== undefined);
+  const titleId = `${props.resource}-title`;
+
+  const columns: Column<T>[] = props.canChange
+    ? [
+        ...props.columns,
+        {
+          header: 'Actions',
+          cell: (row) => (
+            <RowActions
+              path={`/${props.resource}/${encodeURIComponent(props.idOf(row))}`}
+              name={props.labelOf(row)}
+              onEdit={() => setEditing(row)}
+              onDeleted={() => {
+                if (editing && props.idOf(editing) === props.idOf(row)) setEditing(null);
+                refresh();
+              }}
+            />
+          ),
+        },
+      ]
+    : props.columns;
+
+  return (
+    <section aria-labelledby={titleId}>
+      <div className="section-header">
+        <h2 id={titleId}>{props.title}</h2>
+        {props.createForm && !creating && (
+          <button type="button" onClick={() => setCreating(true)}>
+            New {props.noun}
+          </button>
+        )}
+      </div>
+      {creating &&
+        props.createForm?.({
+          close: () => setCreating(false),
+          created: () => {
+            setCreating(false);
+            refresh();
+          },
+        })}
+      {editing && (
+        <div key={props.idOf(editing)}>
+          {props.editForm(editing, { close: () => setEditing(null), saved: refresh })}
+        </div>
+      )}
+      <div className="filters">
+        <SearchField label={`Search ${props.title.toLowerCase()}`} value={search} onChange={setSearch} />
+        {props.filterControls}
+      </div>
+      <QueryState query={query} what={props.title.toLowerCase()}>
+        {(page) => {
+          if (page.total === 0 && !filtered) return <EmptyState title={props.emptyText} />;
+          const rows = page.data.filter((row) => matchesSearch(search, ...props.searchText(row)));
+          return (
+            <>
+              {rows.length === 0 ? (
+                <EmptyState title={`No ${props.title.toLowerCase()} match.`}>
+                  Clear the search or the filters to see them all.
+                </EmptyState>
+              ) : (
+                <DataTable caption={props.title} columns={columns} rows={rows} rowKey={props.idOf} />
+              )}
+              {props.canChange && props.deleteNote && <p className="field-hint">{props.deleteNote}</p>}
+              <Pager page={page} onOffset={setOffset} noun={props.title.toLowerCase()} />
+            </>
+          );
+        }}
+      </QueryState>
+    </section>
+  );
+}
+
+function RowActions(props: { path: string; name: string; onEdit: () => void; onDeleted: () => void }) {
+  const { api } = useSession();
+  const remove = useMutation({ mutationFn: () => api.delete(props.path), onSuccess: props.onDeleted });
+  return (
+    <div className="row-actions">
+      <button
+        type="button"
+        className="button-secondary"
+        aria-label={`Edit ${props.name}`}
+        onClick={props.onEdit}
+      >
+        Edit
+      </button>
+      <ConfirmButton
+        label="Delete"
+        ariaLabel={`Delete ${props.name}`}
+        pending={remove.isPending}
+        onConfirm={() => remove.mutate()}
+      />
+      {remove.error && (
+        <p className="field-error" role="alert">
+          {errorMessage(remove.error)}
+        </p>
+      )}
+    </div>
+  );
+}

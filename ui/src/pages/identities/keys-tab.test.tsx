@@ -1,0 +1,244 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+import { apiError, type FakeRoute, fakeGateway } from '../../test-support/fake-gateway.ts';
+import { renderConsole } from '../../test-support/render-console.tsx';
+import { IdentitiesPage } from '../identities-page.tsx';
+import { keyRecord, listOf, teamRecord, userRecord } from './test-fixtures.ts';
+import type { KeyView } from './types.ts';
+
+/** A gateway whose key list is `keys` (mutated by POST), with one team and one user to pick. */
+function keysGateway(keys: KeyView[], routes: Record<string, FakeRoute> = {}) {
+  return fakeGateway({
+    '/ui/api/keys': (request) => {
+      if (request.method === 'POST') {
+        const body = request.body as Partial<KeyView>;
+        const created = keyRecord({
+          key_id: 'key-new',
+          key_name: body.key_name ?? null,
+          team_id: body.team_id ?? null,
+        });
+        keys.push(created);
+        return { status: 201, json: { ...created, key: 'sk-live-secret-123' } };
+      }
+      const team = request.query.get('team_id');
+      return listOf(keys.filter((key) => team === null || key.team_id === team));
+    },
+    '/ui/api/teams': () => listOf([teamRecord({ team_id: 'team-a', team_alias: 'Alpha' })]),
+    '/ui/api/users': () => listOf([userRecord({ user_id: 'ana', email: 'ana@example.com' })]),
+    ...routes,
+  });
+}
+
+function openKeys(gateway: ReturnType<typeof fakeGateway>) {
+  return renderConsole(<IdentitiesPage />, {
+    fetch: gateway.fetch,
+    path: '/identities/keys',
+    route: '/identities/*',
+  });
+}
+
+/** The text an input's aria-describedby points to (its hint and its error). */
+function descriptionOf(element: HTMLElement): string {
+  const ids = element.getAttribute('aria-describedby')?.split(' ') ?? [];
+  return ids.map((id) => document.getElementById(id)?.textContent ?? '').join(' ');
+}
+
+const keysTable = () => screen.findByRole('table', { name: 'Keys' });
+
+describe('Keys tab', () => {
+  it('shows a loading state while the key list is on its way', async () => {
+    const gateway = keysGateway([], { '/ui/api/keys': () => new Promise(() => {}) });
+    openKeys(gateway);
+    const loading = await screen.findByText('Loading keys…');
+    expect(loading.getAttribute('role')).toBe('status');
+    expect(screen.queryByRole('table', { name: 'Keys' })).toBeNull();
+  });
+
+  it('says what to do next when there are no keys yet', async () => {
+    openKeys(keysGateway([]));
+    expect(
+      await screen.findByText(
+        'No keys yet. Create one with New key, then call /v1/chat/completions with it.',
+      ),
+    ).toBeTruthy();
+    expect(screen.queryByRole('table', { name: 'Keys' })).toBeNull();
+  });
+
+  it('creates a key, shows its secret once with a copy button, and refreshes the list', async () => {
+    const user = userEvent.setup();
+    const writeText = vi.spyOn(navigator.clipboard, 'writeText').mockResolvedValue(undefined);
+    const gateway = keysGateway([keyRecord({ key_id: 'key-1', key_name: 'existing' })]);
+    openKeys(gateway);
+    await keysTable();
+    await user.click(screen.getByRole('button', { name: 'New key' }));
+    expect(screen.getByRole('heading', { name: 'Create a key' })).toBeTruthy();
+    await user.type(screen.getByLabelText('Key name'), 'ci-key');
+    await user.selectOptions(screen.getByLabelText('Team'), 'team-a');
+    await user.type(screen.getByLabelText('RPM limit'), '60');
+    await user.type(screen.getByLabelText('Budget duration'), '30d');
+    await user.click(screen.getByRole('button', { name: 'Create key' }));
+
+    expect((await screen.findByTestId('new-secret')).textContent).toBe('sk-live-secret-123');
+    expect(gateway.to('/ui/api/keys').find((request) => request.method === 'POST')?.body).toEqual({
+      key_name: 'ci-key',
+      team_id: 'team-a',
+      rpm_limit: 60,
+      budget_duration: '30d',
+    });
+    await user.click(screen.getByRole('button', { name: 'Copy' }));
+    expect(writeText).toHaveBeenCalledWith('sk-live-secret-123');
+    expect(await screen.findByText('Copied.')).toBeTruthy();
+    // The list is read again and shows the new key, without its secret.
+    const table = await keysTable();
+    await within(table).findByText('ci-key');
+    expect(table.textContent).not.toContain('sk-live-secret-123');
+    expect(gateway.to('/ui/api/keys').filter((request) => request.method === 'GET').length).toBeGreaterThan(
+      1,
+    );
+
+    await user.click(screen.getByRole('button', { name: 'I have saved it' }));
+    expect(screen.queryByTestId('new-secret')).toBeNull();
+  });
+
+  it('edits a limit by sending only the changed field, and shows a 400 naming rpm_limit under RPM limit', async () => {
+    const user = userEvent.setup();
+    const key = keyRecord({
+      key_id: 'key-1',
+      key_name: 'ci-key',
+      rpm_limit: 60,
+      tpm_limit: 1000,
+      models: ['gpt-4o'],
+    });
+    let answer: 'refuse' | 'accept' = 'refuse';
+    const gateway = keysGateway([key], {
+      '/ui/api/keys/key-1': (request) =>
+        answer === 'refuse'
+          ? apiError(400, 'Invalid field rpm_limit: must be an integer from 0.', 'rpm_limit')
+          : { ...key, ...(request.body as object) },
+    });
+    openKeys(gateway);
+    await keysTable();
+    await user.click(screen.getByRole('button', { name: 'Edit ci-key' }));
+    expect(screen.getByRole('heading', { name: 'Edit ci-key' })).toBeTruthy();
+    const rpm = screen.getByLabelText('RPM limit') as HTMLInputElement;
+    expect(rpm.value).toBe('60');
+    await user.clear(rpm);
+    await user.type(rpm, '-5');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+
+    await waitFor(() => expect(rpm.getAttribute('aria-invalid')).toBe('true'));
+    expect(descriptionOf(rpm)).toContain('Invalid field rpm_limit: must be an integer from 0.');
+    expect(gateway.to('/ui/api/keys/key-1')[0]).toMatchObject({ method: 'PUT', body: { rpm_limit: -5 } });
+    expect(screen.queryByRole('alert')).toBeNull();
+
+    answer = 'accept';
+    await user.clear(rpm);
+    await user.type(rpm, '120');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    expect(await screen.findByText('Saved changes.')).toBeTruthy();
+    expect(gateway.to('/ui/api/keys/key-1')[1]?.body).toEqual({ rpm_limit: 120 });
+    expect(rpm.getAttribute('aria-invalid')).toBeNull();
+  });
+
+  it('clears a limit with null when its field is emptied, and sends nothing when nothing changed', async () => {
+    const user = userEvent.setup();
+    const key = keyRecord({ key_id: 'key-1', key_name: 'ci-key', max_budget: 10 });
+    const gateway = keysGateway([key], {
+      '/ui/api/keys/key-1': (request) => ({ ...key, ...(request.body as object) }),
+    });
+    openKeys(gateway);
+    await keysTable();
+    await user.click(screen.getByRole('button', { name: 'Edit ci-key' }));
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    expect(await screen.findByText('Nothing to save: no field changed.')).toBeTruthy();
+    expect(gateway.to('/ui/api/keys/key-1')).toHaveLength(0);
+
+    await user.clear(screen.getByLabelText('Max budget (USD)'));
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await screen.findByText('Saved changes.');
+    expect(gateway.to('/ui/api/keys/key-1')[0]?.body).toEqual({ max_budget: null });
+  });
+
+  it('blocks with PUT blocked: true and revokes with DELETE only after the confirmation', async () => {
+    const user = userEvent.setup();
+    const key = keyRecord({ key_id: 'key-1', key_name: 'ci-key' });
+    const gateway = keysGateway([key], {
+      '/ui/api/keys/key-1': (request) => {
+        if (request.method === 'DELETE') return { deleted: true, key_id: 'key-1' };
+        key.blocked = (request.body as { blocked: boolean }).blocked;
+        return key;
+      },
+    });
+    openKeys(gateway);
+    await keysTable();
+    await user.click(screen.getByRole('button', { name: 'Block ci-key' }));
+    await screen.findByRole('button', { name: 'Unblock ci-key' });
+    expect(gateway.to('/ui/api/keys/key-1')[0]).toMatchObject({ method: 'PUT', body: { blocked: true } });
+    expect(within(await keysTable()).getByText('Blocked')).toBeTruthy();
+
+    await user.click(screen.getByRole('button', { name: 'Revoke ci-key' }));
+    expect(gateway.to('/ui/api/keys/key-1').filter((request) => request.method === 'DELETE')).toHaveLength(0);
+    await user.click(screen.getByRole('button', { name: 'Confirm revoke' }));
+    await waitFor(() =>
+      expect(gateway.to('/ui/api/keys/key-1').filter((request) => request.method === 'DELETE')).toHaveLength(
+        1,
+      ),
+    );
+  });
+
+  it('shows a refused action (403) in the row it concerns', async () => {
+    const user = userEvent.setup();
+    const gateway = keysGateway([keyRecord({ key_id: 'key-1', key_name: 'ci-key' })], {
+      '/ui/api/keys/key-1': () => apiError(403, 'The key belongs to another organization.'),
+    });
+    openKeys(gateway);
+    await keysTable();
+    await user.click(screen.getByRole('button', { name: 'Block ci-key' }));
+    const row = screen.getByRole('row', { name: /ci-key/ });
+    expect((await within(row).findByRole('alert')).textContent).toContain(
+      'The key belongs to another organization.',
+    );
+  });
+
+  it('filters the loaded keys by the search text, and by team through the API', async () => {
+    const user = userEvent.setup();
+    const gateway = keysGateway([
+      keyRecord({ key_id: 'key-1', key_name: 'billing-bot', team_id: 'team-a' }),
+      keyRecord({ key_id: 'key-2', key_name: 'ci-runner' }),
+    ]);
+    openKeys(gateway);
+    const table = await keysTable();
+    await user.type(screen.getByLabelText('Search keys'), 'BILLING');
+    expect(within(table).queryByText('ci-runner')).toBeNull();
+    expect(within(table).getByText('billing-bot')).toBeTruthy();
+
+    await user.clear(screen.getByLabelText('Search keys'));
+    await user.selectOptions(screen.getByLabelText('Filter by team'), 'team-a');
+    await waitFor(() => expect(gateway.to('/ui/api/keys').at(-1)?.query.get('team_id')).toBe('team-a'));
+    await waitFor(() => expect(within(table).queryByText('ci-runner')).toBeNull());
+  });
+
+  it('shows each key as Active, Blocked or Expired, and a lifetime budget reached', async () => {
+    openKeys(
+      keysGateway([
+        keyRecord({ key_id: 'key-1', key_name: 'live', expires_at: '2999-01-01T00:00:00.000Z' }),
+        keyRecord({ key_id: 'key-2', key_name: 'stopped', blocked: true }),
+        keyRecord({
+          key_id: 'key-3',
+          key_name: 'old',
+          expires_at: '2020-01-01T00:00:00.000Z',
+          max_budget: 5,
+          spend: { total_cost: 5.5, cost_30d: 0, requests: 9, requests_30d: 0 },
+        }),
+      ]),
+    );
+    await keysTable();
+    const status = (name: string) =>
+      within(screen.getByRole('row', { name: new RegExp(name) })).getAllByRole('cell')[1]?.textContent;
+    expect(status('live')).toBe('Active');
+    expect(status('stopped')).toBe('Blocked');
+    expect(status('old')).toBe('Expired');
+    expect(screen.getByRole('row', { name: /old/ }).textContent).toContain('Reached');
+  });
+});

@@ -1,0 +1,195 @@
+/** Keys: list with search and team/user filters, create (secret shown once), edit limits, block, revoke. */
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useSession } from '../../auth/session.tsx';
+import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { type Column, DataTable } from '../../components/data-table.tsx';
+import { SelectField } from '../../components/field.tsx';
+import { EmptyState, errorMessage, QueryState } from '../../components/query-state.tsx';
+import { SecretOnce } from '../../components/secret-once.tsx';
+import { BudgetCell, KeyStatusBadge, keyStatus, limitsSummary, SpendCell } from './cells.tsx';
+import { CreateKeyForm, EditKeyForm } from './key-forms.tsx';
+import { matchesSearch, Pager, SearchField, useOptions, usePagedList } from './list-tools.tsx';
+import { type CreatedKey, type KeyView, keyLabel, type TeamView, teamLabel, type UserView } from './types.ts';
+
+export function KeysTab(props: { now?: () => number }) {
+  const queryClient = useQueryClient();
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [editing, setEditing] = useState<KeyView | null>(null);
+  const [search, setSearch] = useState('');
+  const [filters, setFilters] = useState({ team_id: '', user_id: '' });
+  const { query, setOffset } = usePagedList<KeyView>('keys', filters);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ['keys'] });
+  const now = (props.now ?? Date.now)();
+
+  const columns: Column<KeyView>[] = [
+    {
+      header: 'Name',
+      cell: (key) => (
+        <>
+          {key.key_name ?? <em>Unnamed</em>}
+          <span className="cell-note">
+            <code>{key.key_prefix}…</code> · {key.key_id}
+          </span>
+        </>
+      ),
+    },
+    { header: 'Status', cell: (key) => <KeyStatusBadge status={keyStatus(key, now)} /> },
+    { header: 'Team', cell: (key) => key.team_id ?? '—' },
+    { header: 'User', cell: (key) => key.user_id ?? '—' },
+    { header: 'Models', cell: (key) => (key.models?.length ? key.models.join(', ') : 'All') },
+    { header: 'Limits', cell: (key) => limitsSummary(key) },
+    { header: 'Spend', numeric: true, cell: (key) => <SpendCell spend={key.spend} /> },
+    { header: 'Budget', cell: (key) => <BudgetCell record={key} spend={key.spend} /> },
+    {
+      header: 'Actions',
+      cell: (key) => <KeyActions keyView={key} onEdit={() => setEditing(key)} onChanged={refresh} />,
+    },
+  ];
+
+  return (
+    <section aria-labelledby="keys-title">
+      <div className="section-header">
+        <h2 id="keys-title">Keys</h2>
+        {!creating && (
+          <button type="button" onClick={() => setCreating(true)}>
+            New key
+          </button>
+        )}
+      </div>
+      {creating && (
+        <CreateKeyForm
+          onCancel={() => setCreating(false)}
+          onCreated={(key) => {
+            setCreating(false);
+            setCreated(key);
+            refresh();
+          }}
+        />
+      )}
+      {created && (
+        <SecretOnce title="Key created" secret={created.key} onClose={() => setCreated(null)}>
+          <p>
+            {keyLabel(created)} ({created.key_id}): send it as <code>Authorization: Bearer …</code> to{' '}
+            <code>/v1/chat/completions</code>.
+          </p>
+        </SecretOnce>
+      )}
+      {editing && (
+        <EditKeyForm
+          key={editing.key_id}
+          keyView={editing}
+          onSaved={refresh}
+          onClose={() => setEditing(null)}
+        />
+      )}
+      <div className="filters">
+        <SearchField label="Search keys" value={search} onChange={setSearch} />
+        <OwnerFilters filters={filters} onChange={setFilters} />
+      </div>
+      <QueryState query={query} what="keys">
+        {(page) => {
+          const rows = page.data.filter((key) =>
+            matchesSearch(search, key.key_name, key.key_id, key.key_prefix, key.team_id, key.user_id),
+          );
+          if (page.total === 0 && !filters.team_id && !filters.user_id)
+            return (
+              <EmptyState title="No keys yet. Create one with New key, then call /v1/chat/completions with it." />
+            );
+          return (
+            <>
+              {rows.length === 0 ? (
+                <EmptyState title="No keys match.">
+                  Clear the search or the filters to see every key.
+                </EmptyState>
+              ) : (
+                <DataTable caption="Keys" columns={columns} rows={rows} rowKey={(key) => key.key_id} />
+              )}
+              <Pager page={page} onOffset={setOffset} noun="keys" />
+            </>
+          );
+        }}
+      </QueryState>
+    </section>
+  );
+}
+
+/** The API's own key filters: only keys of one team or one user. */
+function OwnerFilters(props: {
+  filters: { team_id: string; user_id: string };
+  onChange: (filters: { team_id: string; user_id: string }) => void;
+}) {
+  const teams = useOptions<TeamView>('teams');
+  const users = useOptions<UserView>('users');
+  return (
+    <>
+      <SelectField
+        label="Filter by team"
+        value={props.filters.team_id}
+        onChange={(event) => props.onChange({ ...props.filters, team_id: event.target.value })}
+      >
+        <option value="">All teams</option>
+        {teams.data?.data.map((team) => (
+          <option key={team.team_id} value={team.team_id}>
+            {teamLabel(team)}
+          </option>
+        ))}
+      </SelectField>
+      <SelectField
+        label="Filter by user"
+        value={props.filters.user_id}
+        onChange={(event) => props.onChange({ ...props.filters, user_id: event.target.value })}
+      >
+        <option value="">All users</option>
+        {users.data?.data.map((user) => (
+          <option key={user.user_id} value={user.user_id}>
+            {user.user_id}
+          </option>
+        ))}
+      </SelectField>
+    </>
+  );
+}
+
+/** Edit, block or unblock (PUT blocked), revoke (DELETE); a refusal shows in the row it concerns. */
+function KeyActions(props: { keyView: KeyView; onEdit: () => void; onChanged: () => void }) {
+  const { api } = useSession();
+  const { keyView } = props;
+  const name = keyLabel(keyView);
+  const path = `/keys/${encodeURIComponent(keyView.key_id)}`;
+  const block = useMutation({
+    mutationFn: (blocked: boolean) => api.put<KeyView>(path, { blocked }),
+    onSuccess: props.onChanged,
+  });
+  const revoke = useMutation({ mutationFn: () => api.delete(path), onSuccess: props.onChanged });
+  const failure = block.error ?? revoke.error;
+  const blockLabel = keyView.blocked ? 'Unblock' : 'Block';
+  return (
+    <div className="row-actions">
+      <button type="button" className="button-secondary" aria-label={`Edit ${name}`} onClick={props.onEdit}>
+        Edit
+      </button>
+      <button
+        type="button"
+        className="button-secondary"
+        aria-label={`${blockLabel} ${name}`}
+        disabled={block.isPending}
+        onClick={() => block.mutate(!keyView.blocked)}
+      >
+        {block.isPending ? `${blockLabel}ing…` : blockLabel}
+      </button>
+      <ConfirmButton
+        label="Revoke"
+        ariaLabel={`Revoke ${name}`}
+        pending={revoke.isPending}
+        onConfirm={() => revoke.mutate()}
+      />
+      {failure && (
+        <p className="field-error" role="alert">
+          {errorMessage(failure)}
+        </p>
+      )}
+    </div>
+  );
+}

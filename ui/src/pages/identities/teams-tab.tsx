@@ -1,0 +1,116 @@
+/** Teams: their organization, limits and budgets, spend; org admins see and create only their organization's. */
+
+import { useState } from 'react';
+import { useSession } from '../../auth/session.tsx';
+import { SelectField } from '../../components/field.tsx';
+import { BudgetCell, limitsSummary, SpendCell } from './cells.tsx';
+import { EntityTab } from './entity-tab.tsx';
+import { draftOf, type FormField, limitFieldsOf } from './form-fields.ts';
+import { IdentityForm } from './identity-form.tsx';
+import { useOptions } from './list-tools.tsx';
+import { type OrganizationView, organizationLabel, type TeamView, teamLabel } from './types.ts';
+
+const alias: FormField = { name: 'team_alias', label: 'Team alias', kind: 'text', group: 'details' };
+const editFields = [alias, ...limitFieldsOf.team];
+
+/**
+ * The organization choices: those the API lists for this administrator (an organization
+ * administrator's own only; a team or user outside it is the API's 403, shown on the form).
+ */
+export function useOrganizationOptions(noneLabel: string) {
+  const organizations = useOptions<OrganizationView>('organizations');
+  return [
+    { value: '', label: noneLabel },
+    ...(organizations.data?.data ?? []).map((org) => ({
+      value: org.organization_id,
+      label: organizationLabel(org),
+    })),
+  ];
+}
+
+function CreateTeamForm(props: { close: () => void; created: () => void }) {
+  const { api, organizationId } = useSession();
+  const organization: FormField = {
+    name: 'organization_id',
+    label: 'Organization',
+    kind: 'select',
+    group: 'details',
+    options: useOrganizationOptions('No organization'),
+  };
+  const fields = [alias, organization, ...limitFieldsOf.team];
+  return (
+    <IdentityForm
+      title="Create a team"
+      mode="create"
+      fields={fields}
+      initial={draftOf(fields, { organization_id: organizationId })}
+      submitLabel="Create team"
+      save={(body) => api.post<TeamView>('/teams', body)}
+      onSaved={props.created}
+      onCancel={props.close}
+    />
+  );
+}
+
+export function TeamsTab() {
+  const { api, isProxyAdmin } = useSession();
+  const [organizationFilter, setOrganizationFilter] = useState('');
+  const organizationOptions = useOrganizationOptions('All organizations');
+  return (
+    <EntityTab<TeamView>
+      resource="teams"
+      title="Teams"
+      noun="team"
+      idOf={(team) => team.team_id}
+      labelOf={teamLabel}
+      searchText={(team) => [team.team_alias, team.team_id, team.organization_id]}
+      columns={[
+        {
+          header: 'Team',
+          cell: (team) => (
+            <>
+              {team.team_alias ?? <em>No alias</em>}
+              <span className="cell-note">{team.team_id}</span>
+            </>
+          ),
+        },
+        { header: 'Organization', cell: (team) => team.organization_id ?? '—' },
+        { header: 'Limits', cell: (team) => limitsSummary(team) },
+        { header: 'Spend', numeric: true, cell: (team) => <SpendCell spend={team.spend} /> },
+        { header: 'Budget', cell: (team) => <BudgetCell record={team} spend={team.spend} /> },
+      ]}
+      filters={{ organization_id: organizationFilter }}
+      filterControls={
+        isProxyAdmin && (
+          <SelectField
+            label="Filter by organization"
+            value={organizationFilter}
+            onChange={(event) => setOrganizationFilter(event.target.value)}
+          >
+            {organizationOptions.map((option) => (
+              <option key={option.value} value={option.value}>
+                {option.label}
+              </option>
+            ))}
+          </SelectField>
+        )
+      }
+      createForm={(done) => <CreateTeamForm {...done} />}
+      editForm={(team, done) => (
+        <IdentityForm
+          title={`Edit ${teamLabel(team)}`}
+          mode="update"
+          fields={editFields}
+          initial={draftOf(editFields, { ...team })}
+          submitLabel="Save changes"
+          save={(body) => api.put<TeamView>(`/teams/${encodeURIComponent(team.team_id)}`, body)}
+          onSaved={done.saved}
+          onCancel={done.close}
+        />
+      )}
+      canChange
+      emptyText="No teams yet. Create one with New team, then give its keys the team to share its limits and budget."
+      deleteNote="Deleting a team also deletes its keys."
+    />
+  );
+}
