@@ -1,0 +1,204 @@
+/**
+ * Register or edit an MCP server. The auth token is write-only: never prefilled, sent only when one is
+ * typed (or removed on purpose); an edit sends only the fields that changed, so the redacted base URL the
+ * gateway shows is never written back over the real one.
+ */
+import { type FormEvent, useState } from 'react';
+import { ApiError } from '../../api/client.ts';
+import { Field, fieldErrors } from '../../components/field.tsx';
+import { ErrorNotice } from '../../components/query-state.tsx';
+import type { McpServer } from './mcp-types.ts';
+
+const FIELDS = [
+  'server_key',
+  'name',
+  'base_url',
+  'auth_config',
+  'forwarded_headers_allowlist',
+  'request_timeout_ms',
+] as const;
+type FieldName = (typeof FIELDS)[number];
+
+interface FormValues {
+  server_key: string;
+  name: string;
+  base_url: string;
+  headers: string;
+  timeout: string;
+  enabled: boolean;
+}
+
+function initialValues(server: McpServer | undefined): FormValues {
+  return {
+    server_key: server?.server_key ?? '',
+    name: server?.name ?? '',
+    base_url: server?.base_url ?? '',
+    headers: server?.forwarded_headers_allowlist.join(', ') ?? '',
+    timeout: server ? String(server.request_timeout_ms) : '',
+    enabled: server?.enabled ?? true,
+  };
+}
+
+function headerList(text: string): string[] {
+  return text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+}
+
+/** Checks what the browser can before asking the gateway; the gateway checks everything again. */
+function localErrors(values: FormValues, creating: boolean): Partial<Record<FieldName, string>> {
+  const found: Partial<Record<FieldName, string>> = {};
+  if (creating && !/^[a-zA-Z0-9_-]{1,64}$/.test(values.server_key))
+    found.server_key = 'Use 1-64 letters, digits, _ or -.';
+  if (values.base_url.trim() === '') found.base_url = 'Enter the server’s http(s) address.';
+  const timeout = values.timeout.trim();
+  if (timeout !== '' && !/^\d+$/.test(timeout)) found.request_timeout_ms = 'Enter whole milliseconds.';
+  return found;
+}
+
+/** The body of a create, or of an edit with only what changed (the token only when typed or removed). */
+export function serverBody(
+  values: FormValues,
+  token: { value: string; remove: boolean },
+  server: McpServer | undefined,
+): Record<string, unknown> {
+  const before = initialValues(server);
+  const body: Record<string, unknown> = {};
+  const changed = (name: keyof FormValues) => server === undefined || values[name] !== before[name];
+  if (changed('server_key')) body.server_key = values.server_key.trim();
+  if (changed('name') && values.name.trim() !== '') body.name = values.name.trim();
+  if (changed('base_url')) body.base_url = values.base_url.trim();
+  if (changed('enabled')) body.enabled = values.enabled;
+  if (changed('headers') && (server !== undefined || values.headers.trim() !== ''))
+    body.forwarded_headers_allowlist = headerList(values.headers);
+  if (changed('timeout') && values.timeout.trim() !== '') body.request_timeout_ms = Number(values.timeout);
+  if (token.value !== '') {
+    body.auth_mode = 'bearer';
+    body.auth_config = { token: token.value };
+  } else if (token.remove) {
+    body.auth_mode = 'none';
+    body.auth_config = { token: null };
+  }
+  return body;
+}
+
+export function ServerForm(props: {
+  /** The server being edited; absent to register a new one. */
+  server?: McpServer;
+  pending: boolean;
+  error: unknown;
+  onSubmit: (body: Record<string, unknown>) => void;
+  onCancel: () => void;
+}) {
+  const { server } = props;
+  const creating = server === undefined;
+  const [values, setValues] = useState(() => initialValues(server));
+  const [token, setToken] = useState('');
+  const [removeToken, setRemoveToken] = useState(false);
+  const [local, setLocal] = useState<Partial<Record<FieldName, string>>>({});
+  const remote = fieldErrors(props.error, FIELDS);
+  // A taken server_key is a 409 without a param: it still belongs next to the key.
+  const conflict = props.error instanceof ApiError && props.error.status === 409;
+  const errorOf = (name: FieldName) =>
+    local[name] ?? remote.field[name] ?? (conflict && name === 'server_key' ? remote.form : undefined);
+  const set = (name: keyof FormValues) => (event: { target: HTMLInputElement }) =>
+    setValues((current) => ({
+      ...current,
+      [name]: name === 'enabled' ? event.target.checked : event.target.value,
+    }));
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const found = localErrors(values, creating);
+    setLocal(found);
+    if (Object.keys(found).length > 0) return;
+    props.onSubmit(serverBody(values, { value: token, remove: removeToken }, server));
+  };
+
+  const title = creating ? 'Register an MCP server' : `Edit ${server.name}`;
+  return (
+    <form className="card mcp-form" onSubmit={submit} aria-labelledby="server-form-title" noValidate>
+      <h3 id="server-form-title">{title}</h3>
+      {remote.form && !conflict && <ErrorNotice error={props.error} />}
+      <div className="form-row">
+        <Field
+          label="Server key"
+          value={values.server_key}
+          onChange={set('server_key')}
+          error={errorOf('server_key')}
+          hint="Prefix of its tool names (server_key.tool_name): letters, digits, _ or -."
+          required
+        />
+        <Field label="Name" value={values.name} onChange={set('name')} error={errorOf('name')} />
+      </div>
+      <Field
+        label="Base URL"
+        type="url"
+        value={values.base_url}
+        onChange={set('base_url')}
+        error={errorOf('base_url')}
+        hint="The server's streamable HTTP endpoint, e.g. https://tools.example.com/mcp."
+        required
+      />
+      <Field
+        label="Auth token"
+        type="password"
+        autoComplete="new-password"
+        value={token}
+        onChange={(event) => setToken(event.target.value)}
+        error={errorOf('auth_config')}
+        hint={
+          creating
+            ? 'Stored encrypted; never shown again. Sent as a bearer token; leave empty for none.'
+            : 'Stored encrypted; never shown again. Leave empty to keep the current token.'
+        }
+      />
+      {!creating && server.auth_config.token_set && (
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={removeToken}
+            disabled={token !== ''}
+            onChange={(event) => setRemoveToken(event.target.checked)}
+          />{' '}
+          Remove the stored token
+        </label>
+      )}
+      <div className="form-row">
+        <Field
+          label="Forwarded headers"
+          value={values.headers}
+          onChange={set('headers')}
+          error={errorOf('forwarded_headers_allowlist')}
+          hint="Comma-separated header names passed from the caller to this server."
+        />
+        <Field
+          label="Request timeout (ms)"
+          inputMode="numeric"
+          value={values.timeout}
+          onChange={set('timeout')}
+          error={errorOf('request_timeout_ms')}
+          hint={creating ? 'Default 30000.' : undefined}
+        />
+      </div>
+      <label className="checkbox">
+        <input type="checkbox" checked={values.enabled} onChange={set('enabled')} /> Enabled
+      </label>
+      <div className="form-actions">
+        <button type="submit" disabled={props.pending}>
+          {props.pending
+            ? creating
+              ? 'Registering…'
+              : 'Saving…'
+            : creating
+              ? 'Register server'
+              : 'Save changes'}
+        </button>
+        <button type="button" className="button-secondary" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
