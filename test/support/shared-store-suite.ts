@@ -32,6 +32,15 @@ export function runSharedStoreSuite(name: string, create: () => Promise<StoreHar
       expect(await store.get('ttl')).toBeNull();
     });
 
+    it('reads several keys in one call, in order, with null for absent or expired ones', async () => {
+      expect(await store.getMany([])).toEqual([]);
+      await store.set('many-a', 'a', 10_000);
+      await store.increment('many-b', 7, 40);
+      expect(await store.getMany(['many-a', 'many-missing', 'many-b'])).toEqual(['a', null, '7']);
+      await harness.advance(80);
+      expect(await store.getMany(['many-b', 'many-a'])).toEqual([null, 'a']);
+    });
+
     it('sets only when absent', async () => {
       expect(await store.setIfAbsent('once', 'a', 10_000)).toBe(true);
       expect(await store.setIfAbsent('once', 'b', 10_000)).toBe(false);

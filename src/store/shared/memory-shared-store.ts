@@ -62,6 +62,10 @@ export class MemorySharedStore implements SharedStore {
     return this.live(key)?.value ?? null;
   }
 
+  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    return keys.map((key) => this.live(key)?.value ?? null);
+  }
+
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     this.entries.set(key, { value, expiresAt: this.clock.now() + ttlMs });
     this.sweep();

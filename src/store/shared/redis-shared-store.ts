@@ -235,6 +235,11 @@ export class RedisSharedStore implements SharedStore {
     return this.run(() => this.client.get(this.prefix + key));
   }
 
+  async getMany(keys: readonly string[]): Promise<Array<string | null>> {
+    if (keys.length === 0) return [];
+    return this.run(() => this.client.mget(keys.map((key) => this.prefix + key)));
+  }
+
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     await this.run(() => this.client.set(this.prefix + key, value, 'PX', Math.max(1, Math.ceil(ttlMs))));
   }

@@ -15,6 +15,8 @@ export interface SharedStore {
   /** False while the store is known to be unreachable (commands would fail fast). */
   isAvailable(): boolean;
   get(key: string): Promise<string | null>;
+  /** The values of several keys in one round trip, in their order (null where absent). */
+  getMany(keys: readonly string[]): Promise<Array<string | null>>;
   /** Sets a value that expires after `ttlMs`. */
   set(key: string, value: string, ttlMs: number): Promise<void>;
   /** Sets the value only when the key is absent; true when it was set. */
