@@ -38,6 +38,7 @@ import { OutputEpochSeen } from './output-epoch.ts';
 import { outputRefusalError, sendGoverned } from './output-errors.ts';
 import { OutputRecorder } from './output-recorder.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
+import type { RejectionCounter } from './rejection-counter.ts';
 import type { TierPolicySource } from './tier-policies.ts';
 
 export interface AdmissionInput {
@@ -97,6 +98,8 @@ export interface CallerAdmissionOptions {
   slotLeaseMs: number;
   /** Tier output limits (organization + model); applied only while they enforce. */
   tiers?: TierPolicySource;
+  /** Counts refusals for the console (on the refusal path only). */
+  rejections?: Pick<RejectionCounter, 'record'>;
 }
 
 const dimensionNames: Record<string, string> = {
@@ -171,7 +174,8 @@ export class CallerAdmission {
       outputs.length > 0
         ? await sendGoverned(this.options.store, this.options.metrics, (target) => target.admit(request))
         : await this.send((target) => target.admit(request));
-    if (!response.admitted) throw this.rejection(planned, response, slot?.limit, budgets, outputs);
+    if (!response.admitted)
+      throw this.rejection(planned, response, slot?.limit, budgets, outputs, caller.organizationId);
     this.countDecisions(planned, 'allowed');
     const headers = rateLimitHeaders(
       planned.map((item, index) => ({
@@ -303,19 +307,24 @@ export class CallerAdmission {
     slotLimit: number | undefined,
     budgets: BudgetPlan,
     outputs: readonly PlannedOutput[],
+    organizationId: string | null,
   ): GatewayError {
+    const count = (kind: 'rate_limit' | 'budget') => this.options.rejections?.record(kind, organizationId);
     if (response.output) {
       this.options.metrics.outputTpmEvents.inc({ event: refusalEvents[response.output.state] });
+      if (response.output.state === 'exceeded') count('rate_limit');
       return outputRefusalError(outputs, response.output, response.now, rateLimitHeaders([], planned));
     }
     const overBudget = budgets.planned[response.failed - planned.length - 1];
     if (overBudget) {
       this.options.metrics.budgetRejections.inc({ scope: overBudget.scope });
+      count('budget');
       const headers = rateLimitHeaders([], planned);
       return budgetRejection(overBudget, response.count, response.reset, response.now, headers);
     }
     const retryAfter = Math.max(1, Math.ceil((response.reset - response.now) / 1000));
     const failed = planned[response.failed];
+    count('rate_limit');
     if (!failed) {
       this.options.metrics.rateLimitDecisions.inc('key', 'parallel', 'rejected');
       return new GatewayError({
