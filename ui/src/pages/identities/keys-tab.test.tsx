@@ -129,7 +129,8 @@ describe('Keys tab', () => {
 
     await waitFor(() => expect(rpm.getAttribute('aria-invalid')).toBe('true'));
     expect(descriptionOf(rpm)).toContain('Invalid field rpm_limit: must be an integer from 0.');
-    expect(gateway.to('/ui/api/keys/key-1')[0]).toMatchObject({ method: 'PUT', body: { rpm_limit: -5 } });
+    expect(gateway.to('/ui/api/keys/key-1')[0]?.method).toBe('PUT');
+    expect(gateway.to('/ui/api/keys/key-1')[0]?.body).toEqual({ rpm_limit: -5 });
     expect(screen.queryByRole('alert')).toBeNull();
 
     answer = 'accept';
