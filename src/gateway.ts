@@ -3,6 +3,7 @@
  * app) and knows how to take it down in order. Used by the CLI and by tests that need a real gateway.
  */
 import { randomBytes } from 'node:crypto';
+import { ConsoleOverview } from './accounting/console-overview.ts';
 import { createSpendAccounting, type SpendAccountingParts } from './accounting/spend-accounting.ts';
 import { SpendQueries } from './accounting/spend-queries.ts';
 import { type BatchFiles, createBatchFiles } from './batch/batch-files.ts';
@@ -27,6 +28,7 @@ import { BudgetReconciler } from './limits/budget-reconciler.ts';
 import { CallerAdmission } from './limits/caller-admission.ts';
 import { DeploymentCapacity } from './limits/deployment-capacity.ts';
 import { startOutputGovernance } from './limits/output-requirements.ts';
+import { RejectionCounter } from './limits/rejection-counter.ts';
 import { startTierPolicies, type TierPolicies } from './limits/tier-policies.ts';
 import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
@@ -48,6 +50,7 @@ import type { Database } from './store/db/create-database.ts';
 import { openDatabase } from './store/db/open-database.ts';
 import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { BatchRepository } from './store/db/repositories/batch-repository.ts';
+import { ConsoleOverviewRepository } from './store/db/repositories/console-overview-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
 import { createSharedStore } from './store/shared/create-shared-store.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
@@ -69,6 +72,8 @@ export interface GatewayOptions {
   /** Apply migrations at start (the cluster primary does it once, before forking). */
   migrate?: boolean;
   collectProcessMetrics?: boolean;
+  /** Where the built console is (default ui/dist); tests point it at an empty folder. */
+  consoleDistDir?: string;
 }
 
 export interface Gateway {
@@ -217,7 +222,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         settings.routing_strategy,
       ),
   );
+  const rejections = new RejectionCounter({ store, clock, logger });
   const admission = new CallerAdmission({
+    rejections,
     store,
     fallback: store.kind === 'memory' ? store : new MemorySharedStore(clock),
     degradedMode: general.redis_degraded_mode,
@@ -314,10 +321,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     mcp,
     spend: new SpendQueries({ db: telemetry.db, clock }),
+    console: {
+      overview: new ConsoleOverview({
+        repository: new ConsoleOverviewRepository({ spendDb: telemetry.db, db: database.db }),
+        clock,
+      }),
+      rejections,
+    },
     responseCacheStore: store,
     tierPolicyAdmin,
     tierPolicies,
     settingsBackends: { database: database.dialect, shared_store: store.kind },
+    ...(options.consoleDistDir ? { consoleDistDir: options.consoleDistDir } : {}),
     batchFiles,
     batches: batchRows,
   });

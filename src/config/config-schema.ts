@@ -199,6 +199,7 @@ export const GeneralSettingsSchema = Type.Object(
     shutdown_grace_seconds: Type.Optional(Type.Number({ minimum: 0 })),
     shutdown_pre_stop_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 600 })),
     request_logging: Type.Optional(Type.Boolean()),
+    console_enabled: Type.Optional(Type.Boolean()),
     mcp_tool_loop_max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
     mcp_catalog_refresh_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
     budget_reconcile_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),

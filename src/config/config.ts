@@ -111,6 +111,8 @@ export interface GeneralSettings {
   /** After SIGTERM: how long readiness says 503 while the replica keeps serving, before it stops listening. */
   shutdown_pre_stop_seconds: number;
   request_logging: boolean;
+  /** Serve the web console at /ui (its API under /ui/api is served either way). */
+  console_enabled: boolean;
   mcp_tool_loop_max_iterations: number;
   mcp_catalog_refresh_interval_seconds: number;
   /** How often budget counters are raised to the spend recorded in the database (0: only at start). */

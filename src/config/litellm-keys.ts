@@ -15,7 +15,8 @@ const mapped = (to: string): KeyTreatment => ({ use: 'mapped', to });
 const NO_CALLBACKS = 'no logging callbacks: use the JSON logs and /metrics';
 const NO_ALERTING = 'no alerting integration: alert on /metrics and /health/readiness';
 const NO_CACHE = 'the response cache is configured in general_settings.response_cache (docs/cache.md)';
-const NO_UI = 'no admin UI yet; the admin API is under /ui/api';
+const ADMIN_KEYS_UI = 'the console signs in with admin keys; ui_access_mode is not supported';
+const ADMIN_TEAMS = 'teams are managed by administrators; public_teams is not supported';
 const LIVE_HEALTH = 'health is tracked from live traffic (/health/deployments), not by background probes';
 const KEYS_ONLY = 'only stored API keys authenticate; JWT, SSO and custom auth are not supported';
 const DB_ALWAYS = 'identities always live in the database; models come from this file';
@@ -92,7 +93,7 @@ export const litellmKeys: Readonly<Record<string, Readonly<Record<string, KeyTre
     admin_only_routes: ignored('route access is fixed: proxy routes need a key, admin routes an admin'),
     allowed_routes: ignored('route access is fixed: proxy routes need a key, admin routes an admin'),
     allowed_ips: ignored('restrict addresses in front of the gateway (load balancer, network policy)'),
-    ui_access_mode: ignored(NO_UI),
+    ui_access_mode: ignored(ADMIN_KEYS_UI),
     pass_through_endpoints: ignored('no pass-through endpoints: only the documented API is served'),
     forward_openai_org_id: ignored('set organization on the deployment'),
     forward_client_headers_to_llm_api: ignored('caller headers are not forwarded to model providers'),
@@ -176,7 +177,7 @@ export const litellmKeys: Readonly<Record<string, Readonly<Record<string, KeyTre
     upperbound_key_generate_params: ignored('keys take their fields from the admin request'),
     key_generation_settings: ignored('keys take their fields from the admin request'),
     default_internal_user_params: ignored('create users through the admin API'),
-    public_teams: ignored(NO_UI),
+    public_teams: ignored(ADMIN_TEAMS),
     disable_add_transform_inline_image_block: ignored(SDK_ONLY),
     disable_hf_tokenizer_download: ignored('token estimates do not use a tokenizer'),
     enable_json_schema_validation: ignored('response formats are checked by the provider'),

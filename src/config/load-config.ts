@@ -256,6 +256,7 @@ function buildConfig(
       shutdown_grace_seconds: general.shutdown_grace_seconds ?? 30,
       shutdown_pre_stop_seconds: general.shutdown_pre_stop_seconds ?? 0,
       request_logging: general.request_logging ?? true,
+      console_enabled: general.console_enabled ?? true,
       mcp_tool_loop_max_iterations: general.mcp_tool_loop_max_iterations ?? 10,
       mcp_catalog_refresh_interval_seconds: general.mcp_catalog_refresh_interval_seconds ?? 300,
       budget_reconcile_interval_seconds: general.budget_reconcile_interval_seconds ?? 60,

@@ -44,6 +44,7 @@ const SHOWN_GENERAL = [
   'shutdown_grace_seconds',
   'shutdown_pre_stop_seconds',
   'request_logging',
+  'console_enabled',
   'mcp_tool_loop_max_iterations',
   'mcp_catalog_refresh_interval_seconds',
   'budget_reconcile_interval_seconds',

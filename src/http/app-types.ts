@@ -8,6 +8,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
+import type { ConsoleOverview } from '../accounting/console-overview.ts';
 import type { SpendQueries } from '../accounting/spend-queries.ts';
 import type { BatchFiles } from '../batch/batch-files.ts';
 import type { Config } from '../config/config.ts';
@@ -16,6 +17,7 @@ import type { IdentityAdmin } from '../identity/identity-admin.ts';
 import type { OrganizationOf } from '../identity/organization-of.ts';
 import type { TierPolicyAdmin } from '../identity/tier-policy-admin.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { RejectionCounter } from '../limits/rejection-counter.ts';
 import type { TierPolicies } from '../limits/tier-policies.ts';
 import type { McpServices } from '../mcp/mcp-services.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -68,6 +70,10 @@ export interface AppDependencies {
   batchFiles?: BatchFiles | undefined;
   /** Batch rows (POST/GET /v1/batches); undefined while batches are disabled. */
   batches?: BatchRepository | undefined;
+  /** The console overview's sources; without them GET /ui/api/console/overview is left out. */
+  console?: { overview: ConsoleOverview; rejections: Pick<RejectionCounter, 'lastHour'> };
+  /** Where the built console is (tests point it elsewhere); default ui/dist beside the sources. */
+  consoleDistDir?: string;
   /** Which backends this replica uses (GET /ui/api/settings shows kinds, never URLs). */
   settingsBackends: { database: string; shared_store: string };
 }

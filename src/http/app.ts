@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import type { App, AppDependencies } from './app-types.ts';
 import { OpenStreams } from './open-streams.ts';
+import { adminNoStorePlugin } from './plugins/admin-no-store.ts';
 import { adminScopePlugin } from './plugins/admin-scope.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
 import { bodyReadDeadlinePlugin } from './plugins/body-read-deadline.ts';
@@ -19,6 +20,8 @@ import { registerBatchRoutes } from './routes/batch-routes.ts';
 import { registerCacheRoutes } from './routes/cache-routes.ts';
 import { registerChatCompletionsRoute } from './routes/chat-completions-route.ts';
 import { registerCompletionsRoute } from './routes/completions-route.ts';
+import { registerConsoleRoutes } from './routes/console-routes.ts';
+import { registerConsoleStatic } from './routes/console-static.ts';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.ts';
 import { registerFileRoutes } from './routes/file-routes.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
@@ -71,6 +74,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(requestMetricsPlugin, { metrics: deps.metrics, logRequests: general.request_logging });
   await app.register(authenticationPlugin, { authenticator: deps.authenticator, clock: deps.clock });
   await app.register(adminScopePlugin, { organizationOf: deps.organizationOf });
+  await app.register(adminNoStorePlugin);
   await app.register(openApiPlugin, { version: VERSION });
 
   registerHealthRoutes(app, deps);
@@ -98,6 +102,12 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerCacheRoutes(app, deps);
   registerTierPolicyRoutes(app, deps);
   registerSettingsRoutes(app, deps);
+  registerConsoleRoutes(app, deps);
+  await registerConsoleStatic(app, {
+    enabled: general.console_enabled,
+    logger: deps.logger,
+    ...(deps.consoleDistDir ? { distDir: deps.consoleDistDir } : {}),
+  });
   return app;
 }
 

@@ -51,6 +51,8 @@ export interface StartOptions {
    * configuration would (a shorthand for the many batch tests).
    */
   batches?: boolean;
+  /** Where the built console is (default ui/dist): an empty folder plays a checkout without it. */
+  consoleDistDir?: string;
   /** Called before the gateway listens (a test-only route, a hook). */
   beforeListen?: (gateway: Gateway) => void;
 }
@@ -87,6 +89,7 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
     ...(options.backend.schema ? { databaseSchema: options.backend.schema } : {}),
     ...(options.clock ? { clock: options.clock, storeClock: options.clock } : {}),
     collectProcessMetrics: false,
+    ...(options.consoleDistDir ? { consoleDistDir: options.consoleDistDir } : {}),
   });
   scanner.add(await new SettingsRepository(gateway.database.db).get('key_salt'), 'hashing salt');
   scanner.watch(gateway.app);

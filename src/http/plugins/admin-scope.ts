@@ -132,6 +132,13 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
   'GET /ui/api/mcp-approval-requests': list,
   'GET /ui/api/spend/logs': spendList,
   'GET /ui/api/spend/summary': spendList,
+  // The console: who signed in, and this replica's routing view (no secrets, nothing of an organization).
+  'GET /ui/api/session': { kind: 'open' },
+  'GET /ui/api/console/deployments': { kind: 'open' },
+  // Narrowed to the administrator's organization (its spend rows and its refusals).
+  'GET /ui/api/console/overview': spendList,
+  'GET /ui/api/spend/logs/export': spendList,
+  'GET /ui/api/audit/export': list,
   // A purge reaches every organization's cached answers (and cache_scope: global ones): proxy only.
   'DELETE /ui/api/cache': proxy,
   // Tier policies are organization-level ceilings, like the organization's own limits (PUT

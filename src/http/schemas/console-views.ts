@@ -1,0 +1,167 @@
+/**
+ * Schemas and views of the console's summary endpoints (GET /ui/api/session, /ui/api/console/overview,
+ * /ui/api/console/deployments). ui/src/api/console-types.ts describes the same JSON for the browser.
+ */
+import Type from 'typebox';
+import type { Overview } from '../../accounting/console-overview.ts';
+import type { AdminActor } from '../../identity/authenticator.ts';
+import type { RejectionSeries } from '../../limits/rejection-counter.ts';
+
+const Nullable = <T extends Type.TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const SessionView = Type.Object({
+  actor: Type.Object(
+    {
+      kind: Type.Enum(['master', 'user']),
+      user_id: Type.Optional(Type.String()),
+      role: Type.Optional(Type.Enum(['proxy_admin', 'org_admin'])),
+      organization_id: Type.Optional(Type.String()),
+    },
+    { description: 'Who the bearer key belongs to; never the key itself or its id.' },
+  ),
+});
+
+export function sessionView(actor: AdminActor) {
+  if (actor.kind === 'master') return { actor: { kind: 'master' as const } };
+  if (actor.role === 'proxy_admin')
+    return { actor: { kind: 'user' as const, user_id: actor.userId, role: actor.role } };
+  return {
+    actor: {
+      kind: 'user' as const,
+      user_id: actor.userId,
+      role: actor.role,
+      organization_id: actor.organizationId,
+    },
+  };
+}
+
+export const OverviewQuery = Type.Object({
+  window: Type.Optional(Type.String({ maxLength: 8, description: '`1h`, `24h` (default), `7d` or `30d`.' })),
+  organization_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'Only this organization (an organization administrator always sees only theirs).',
+    }),
+  ),
+});
+
+const Latency = Nullable(
+  Type.Number({ description: 'Approximate: interpolated within ~10 % latency bins.' }),
+);
+const Figures = {
+  requests: Type.Integer(),
+  errors: Type.Integer({ description: 'Answered with a status of 400 or more.' }),
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  spend: Type.Number({ description: 'USD.' }),
+  latency_p50_ms: Latency,
+  latency_p99_ms: Latency,
+};
+const TopModels = Type.Array(
+  Type.Object({
+    model: Type.String(),
+    requests: Type.Integer(),
+    total_tokens: Type.Integer(),
+    spend: Type.Number(),
+  }),
+);
+const TopKeys = Type.Array(
+  Type.Object({
+    key_id: Type.String(),
+    key_name: Nullable(Type.String({ description: 'Null when the key was deleted.' })),
+    requests: Type.Integer(),
+    spend: Type.Number(),
+  }),
+);
+const TopTeams = Type.Array(
+  Type.Object({
+    team_id: Type.String(),
+    team_alias: Nullable(Type.String()),
+    requests: Type.Integer(),
+    spend: Type.Number(),
+  }),
+);
+
+export const OverviewView = Type.Object({
+  window: Type.String(),
+  organization_id: Nullable(Type.String({ description: 'The organization the figures are narrowed to.' })),
+  from: Type.String({ description: 'Start of the first bucket.' }),
+  to: Type.String({ description: 'Now.' }),
+  bucket_seconds: Type.Integer(),
+  totals: Type.Object({ ...Figures, total_tokens: Type.Integer(), fallbacks: Type.Integer() }),
+  series: Type.Array(Type.Object({ start: Type.String(), ...Figures })),
+  top_models: TopModels,
+  top_keys: TopKeys,
+  top_teams: TopTeams,
+  rejections: Type.Object({
+    window_seconds: Type.Integer(),
+    rate_limit: Type.Integer(),
+    budget: Type.Integer(),
+    series: Type.Array(
+      Type.Object({ start: Type.String(), rate_limit: Type.Integer(), budget: Type.Integer() }),
+    ),
+  }),
+});
+
+const iso = (epochMs: number) => new Date(epochMs).toISOString();
+
+export function overviewView(overview: Overview, rejections: RejectionSeries, organizationId: string | null) {
+  const { totals } = overview;
+  return {
+    window: overview.window,
+    organization_id: organizationId,
+    from: iso(overview.from),
+    to: iso(overview.to),
+    bucket_seconds: overview.bucketMs / 1000,
+    totals: {
+      requests: totals.requests,
+      errors: totals.errors,
+      prompt_tokens: totals.promptTokens,
+      completion_tokens: totals.completionTokens,
+      total_tokens: totals.promptTokens + totals.completionTokens,
+      spend: totals.spend,
+      latency_p50_ms: totals.latencyP50Ms,
+      latency_p99_ms: totals.latencyP99Ms,
+      fallbacks: totals.fallbacks,
+    },
+    series: overview.series.map((bucket) => ({
+      start: iso(bucket.start),
+      requests: bucket.requests,
+      errors: bucket.errors,
+      prompt_tokens: bucket.promptTokens,
+      completion_tokens: bucket.completionTokens,
+      spend: bucket.spend,
+      latency_p50_ms: bucket.latencyP50Ms,
+      latency_p99_ms: bucket.latencyP99Ms,
+    })),
+    top_models: overview.topModels.map((row) => ({
+      model: row.id,
+      requests: row.requests,
+      total_tokens: row.totalTokens,
+      spend: row.spend,
+    })),
+    top_keys: overview.topKeys.map((row) => ({
+      key_id: row.id,
+      key_name: row.name,
+      requests: row.requests,
+      spend: row.spend,
+    })),
+    top_teams: overview.topTeams.map((row) => ({
+      team_id: row.id,
+      team_alias: row.name,
+      requests: row.requests,
+      spend: row.spend,
+    })),
+    rejections: {
+      window_seconds: rejections.windowSeconds,
+      rate_limit: rejections.rateLimit,
+      budget: rejections.budget,
+      series: rejections.series.map((entry) => ({
+        start: iso(entry.start),
+        rate_limit: entry.rateLimit,
+        budget: entry.budget,
+      })),
+    },
+  };
+}
