@@ -71,6 +71,9 @@ export interface Rejections {
 /** GET /ui/api/console/overview?window=1h|24h|7d|30d (default 24h); narrowed to an org admin's organization. */
 export interface OverviewAnswer {
   window: OverviewWindow;
+  /** The organization the figures are narrowed to (an org admin's own); null for the whole gateway. */
+  organization_id: string | null;
+  /** Start of the first bucket (buckets are aligned to their size, the last one holds `to`). */
   from: string;
   to: string;
   bucket_seconds: number;
