@@ -72,7 +72,7 @@ export interface Rejections {
 export interface OverviewAnswer {
   window: OverviewWindow;
   /** The organization the figures are narrowed to (an org admin's own); null for the whole gateway. */
-  organization_id: string | null;
+  organization_id?: string | null;
   /** Start of the first bucket (buckets are aligned to their size, the last one holds `to`). */
   from: string;
   to: string;
