@@ -235,8 +235,11 @@ describe('Keys tab', () => {
       ]),
     );
     await keysTable();
+    const headers = screen.getAllByRole('columnheader').map((header) => header.textContent);
     const status = (name: string) =>
-      within(screen.getByRole('row', { name: new RegExp(name) })).getAllByRole('cell')[1]?.textContent;
+      within(screen.getByRole('row', { name: new RegExp(name) })).getAllByRole('cell')[
+        headers.indexOf('Status')
+      ]?.textContent;
     expect(status('live')).toBe('Active');
     expect(status('stopped')).toBe('Blocked');
     expect(status('old')).toBe('Expired');

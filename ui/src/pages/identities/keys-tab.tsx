@@ -24,14 +24,14 @@ export function KeysTab(props: { now?: () => number }) {
   const now = (props.now ?? Date.now)();
 
   const columns: Column<KeyView>[] = [
+    // The name has a cell of its own, so it can be found by its exact text.
+    { header: 'Name', cell: (key) => key.key_name ?? <em>Unnamed</em> },
     {
-      header: 'Name',
+      header: 'Key',
       cell: (key) => (
         <>
-          {key.key_name ?? <em>Unnamed</em>}
-          <span className="cell-note">
-            <code>{key.key_prefix}…</code> · {key.key_id}
-          </span>
+          <code>{key.key_prefix}…</code>
+          <span className="cell-note">{key.key_id}</span>
         </>
       ),
     },

@@ -31,15 +31,8 @@ export function OrganizationsTab() {
         labelOf={organizationLabel}
         searchText={(org) => [org.organization_alias, org.organization_id]}
         columns={[
-          {
-            header: 'Organization',
-            cell: (org) => (
-              <>
-                {org.organization_alias ?? <em>No alias</em>}
-                <span className="cell-note">{org.organization_id}</span>
-              </>
-            ),
-          },
+          { header: 'Organization', cell: (org) => org.organization_alias ?? <em>No alias</em> },
+          { header: 'Organization ID', cell: (org) => <code>{org.organization_id}</code> },
           { header: 'Limits', cell: (org) => limitsSummary(org) },
           { header: 'Spend', numeric: true, cell: (org) => <SpendCell spend={org.spend} /> },
           { header: 'Budget', cell: (org) => <BudgetCell record={org} spend={org.spend} /> },

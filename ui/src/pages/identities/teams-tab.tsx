@@ -65,15 +65,8 @@ export function TeamsTab() {
       labelOf={teamLabel}
       searchText={(team) => [team.team_alias, team.team_id, team.organization_id]}
       columns={[
-        {
-          header: 'Team',
-          cell: (team) => (
-            <>
-              {team.team_alias ?? <em>No alias</em>}
-              <span className="cell-note">{team.team_id}</span>
-            </>
-          ),
-        },
+        { header: 'Team', cell: (team) => team.team_alias ?? <em>No alias</em> },
+        { header: 'Team ID', cell: (team) => <code>{team.team_id}</code> },
         { header: 'Organization', cell: (team) => team.organization_id ?? '—' },
         { header: 'Limits', cell: (team) => limitsSummary(team) },
         { header: 'Spend', numeric: true, cell: (team) => <SpendCell spend={team.spend} /> },

@@ -132,15 +132,8 @@ export function UsersTab() {
       labelOf={(user) => user.user_id}
       searchText={(user) => [user.user_id, user.email, user.team_id, user.organization_id]}
       columns={[
-        {
-          header: 'User',
-          cell: (user) => (
-            <>
-              {user.user_id}
-              {user.email && <span className="cell-note">{user.email}</span>}
-            </>
-          ),
-        },
+        { header: 'User ID', cell: (user) => user.user_id },
+        { header: 'Email', cell: (user) => user.email ?? '—' },
         { header: 'Role', cell: (user) => roleLabels[user.role] ?? user.role },
         { header: 'Organization', cell: (user) => user.organization_id ?? '—' },
         { header: 'Team', cell: (user) => user.team_id ?? '—' },
