@@ -1,5 +1,33 @@
+/** Spend and audit (/ui/spend): two tabs as links, the spend records and summaries, and the audit log. */
+import { Navigate, NavLink, Route, Routes } from 'react-router';
+import { useSession } from '../auth/session.tsx';
 import { PageHeader } from '../components/page-header.tsx';
+import { AuditTab } from './spend/audit-tab.tsx';
+import { SpendTab } from './spend/spend-tab.tsx';
 
 export function SpendPage() {
-  return <PageHeader title="Spend and audit" />;
+  const { organizationId } = useSession();
+  return (
+    <>
+      <PageHeader
+        title="Spend and audit"
+        description={
+          organizationId === null
+            ? 'What each request cost, grouped and filtered, and who changed what.'
+            : `Spend and changes of your organization (${organizationId}).`
+        }
+      />
+      <nav className="tabs" aria-label="Spend and audit views">
+        <NavLink to="/spend" end>
+          Spend
+        </NavLink>
+        <NavLink to="/spend/audit">Audit log</NavLink>
+      </nav>
+      <Routes>
+        <Route index element={<SpendTab />} />
+        <Route path="audit" element={<AuditTab />} />
+        <Route path="*" element={<Navigate to="/spend" replace />} />
+      </Routes>
+    </>
+  );
 }
