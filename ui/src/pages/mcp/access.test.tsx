@@ -133,7 +133,7 @@ describe('MCP bindings', () => {
       [`${BINDINGS}/mcpb_1`]: () => ({ deleted: true, binding_id: 'mcpb_1' }),
     });
     const table = await screen.findByRole('table', { name: 'Bindings' });
-    await userEvent.click(within(table).getByRole('button', { name: 'Delete' }));
+    await userEvent.click(within(table).getByRole('button', { name: 'Delete binding of Team team_a' }));
     await userEvent.click(within(table).getByRole('button', { name: 'Confirm delete' }));
     await waitFor(() => expect(gateway.to(BINDINGS).length).toBeGreaterThan(1));
     const deletes = gateway.requests.filter((request) => request.method === 'DELETE');

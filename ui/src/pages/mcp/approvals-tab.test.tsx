@@ -1,9 +1,9 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { apiError, fakeGateway, type RecordedRequest } from '../../test-support/fake-gateway.ts';
 import { renderConsole } from '../../test-support/render-console.tsx';
-import { ApprovalsTab, SELF_APPROVAL_REASON } from './approvals-tab.tsx';
+import { APPROVALS_POLL_MS, ApprovalsTab, SELF_APPROVAL_REASON } from './approvals-tab.tsx';
 import type { McpApproval } from './mcp-types.ts';
 
 const LIST = '/ui/api/mcp-approval-requests';
@@ -158,4 +158,22 @@ describe('Approval inbox', () => {
     expect(screen.queryByRole('table', { name: 'Pending approvals' })).toBeNull();
     expect(await screen.findByText('No decisions yet.')).toBeTruthy();
   });
+
+  it('asks for new pending requests every 5 seconds', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const requests = [approval()];
+    const gateway = inbox(requests);
+    await pendingRow('github.delete_repo');
+    const pendingLists = () =>
+      gateway.to(LIST).filter((request) => request.query.get('status') === 'pending');
+    const before = pendingLists().length;
+    requests.push(approval({ approval_request_id: 'apr_2', tool_name: 'merge_pr' }));
+    await vi.advanceTimersByTimeAsync(APPROVALS_POLL_MS);
+    expect(pendingLists().length).toBe(before + 1);
+    expect(await pendingRow('github.merge_pr')).toBeTruthy();
+  });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
 });

@@ -40,7 +40,13 @@ export function BindingsTable(props: {
   if (onDelete)
     columns.push({
       header: 'Actions',
-      cell: (binding) => <ConfirmButton label="Delete" onConfirm={() => onDelete(binding)} />,
+      cell: (binding) => (
+        <ConfirmButton
+          label="Delete"
+          ariaLabel={`Delete binding of ${scopeLabel(binding.scope_type, binding.scope_id)}`}
+          onConfirm={() => onDelete(binding)}
+        />
+      ),
     });
   return (
     <DataTable caption={props.caption} columns={columns} rows={props.bindings} rowKey={(b) => b.binding_id} />

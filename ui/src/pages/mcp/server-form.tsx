@@ -60,7 +60,7 @@ function localErrors(values: FormValues, creating: boolean): Partial<Record<Fiel
 /** The body of a create, or of an edit with only what changed (the token only when typed or removed). */
 export function serverBody(
   values: FormValues,
-  token: { value: string; remove: boolean },
+  token: TokenChange,
   server: McpServer | undefined,
 ): Record<string, unknown> {
   const before = initialValues(server);
@@ -83,6 +83,55 @@ export function serverBody(
   return body;
 }
 
+/** A token typed to replace the stored one, or the choice to remove it. */
+interface TokenChange {
+  value: string;
+  remove: boolean;
+}
+
+/** Write-only: starts empty even when a token is stored, and says what leaving it empty does. */
+function TokenField(props: {
+  token: TokenChange;
+  onChange: (token: TokenChange) => void;
+  error: string | null | undefined;
+  server: McpServer | undefined;
+}) {
+  const { token, server } = props;
+  return (
+    <>
+      <Field
+        label="Auth token"
+        type="password"
+        autoComplete="new-password"
+        value={token.value}
+        onChange={(event) => props.onChange({ ...token, value: event.target.value })}
+        error={props.error}
+        hint={
+          server === undefined
+            ? 'Stored encrypted; never shown again. Sent as a bearer token; leave empty for none.'
+            : 'Stored encrypted; never shown again. Leave empty to keep the current token.'
+        }
+      />
+      {server?.auth_config.token_set && (
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={token.remove}
+            disabled={token.value !== ''}
+            onChange={(event) => props.onChange({ ...token, remove: event.target.checked })}
+          />{' '}
+          Remove the stored token
+        </label>
+      )}
+    </>
+  );
+}
+
+function submitLabel(creating: boolean, pending: boolean): string {
+  if (creating) return pending ? 'Registering…' : 'Register server';
+  return pending ? 'Saving…' : 'Save changes';
+}
+
 export function ServerForm(props: {
   /** The server being edited; absent to register a new one. */
   server?: McpServer;
@@ -94,8 +143,7 @@ export function ServerForm(props: {
   const { server } = props;
   const creating = server === undefined;
   const [values, setValues] = useState(() => initialValues(server));
-  const [token, setToken] = useState('');
-  const [removeToken, setRemoveToken] = useState(false);
+  const [token, setToken] = useState<TokenChange>({ value: '', remove: false });
   const [local, setLocal] = useState<Partial<Record<FieldName, string>>>({});
   const remote = fieldErrors(props.error, FIELDS);
   // A taken server_key is a 409 without a param: it still belongs next to the key.
@@ -113,7 +161,7 @@ export function ServerForm(props: {
     const found = localErrors(values, creating);
     setLocal(found);
     if (Object.keys(found).length > 0) return;
-    props.onSubmit(serverBody(values, { value: token, remove: removeToken }, server));
+    props.onSubmit(serverBody(values, token, server));
   };
 
   const title = creating ? 'Register an MCP server' : `Edit ${server.name}`;
@@ -141,30 +189,7 @@ export function ServerForm(props: {
         hint="The server's streamable HTTP endpoint, e.g. https://tools.example.com/mcp."
         required
       />
-      <Field
-        label="Auth token"
-        type="password"
-        autoComplete="new-password"
-        value={token}
-        onChange={(event) => setToken(event.target.value)}
-        error={errorOf('auth_config')}
-        hint={
-          creating
-            ? 'Stored encrypted; never shown again. Sent as a bearer token; leave empty for none.'
-            : 'Stored encrypted; never shown again. Leave empty to keep the current token.'
-        }
-      />
-      {!creating && server.auth_config.token_set && (
-        <label className="checkbox">
-          <input
-            type="checkbox"
-            checked={removeToken}
-            disabled={token !== ''}
-            onChange={(event) => setRemoveToken(event.target.checked)}
-          />{' '}
-          Remove the stored token
-        </label>
-      )}
+      <TokenField token={token} onChange={setToken} error={errorOf('auth_config')} server={server} />
       <div className="form-row">
         <Field
           label="Forwarded headers"
@@ -187,13 +212,7 @@ export function ServerForm(props: {
       </label>
       <div className="form-actions">
         <button type="submit" disabled={props.pending}>
-          {props.pending
-            ? creating
-              ? 'Registering…'
-              : 'Saving…'
-            : creating
-              ? 'Register server'
-              : 'Save changes'}
+          {submitLabel(creating, props.pending)}
         </button>
         <button type="button" className="button-secondary" onClick={props.onCancel}>
           Cancel

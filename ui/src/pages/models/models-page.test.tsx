@@ -1,10 +1,10 @@
 import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeploymentsAnswer, DeploymentView } from '../../api/console-types.ts';
 import { apiError, fakeGateway } from '../../test-support/fake-gateway.ts';
 import { renderConsole } from '../../test-support/render-console.tsx';
-import { ModelsPage } from '../models-page.tsx';
+import { DEPLOYMENTS_REFRESH_MS, ModelsPage } from '../models-page.tsx';
 import { fallbackChains } from './routing-topology.tsx';
 
 const PATH = '/ui/api/console/deployments';
@@ -175,6 +175,29 @@ describe('Models and deployments page', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Refresh' }));
     await screen.findByRole('button', { name: 'Refresh' });
     expect(gateway.to(PATH).length).toBe(2);
+  });
+});
+
+describe('Models and deployments refresh', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('asks the gateway again every 10 seconds, showing the new state', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    let cooling = false;
+    const gateway = renderModels(() => {
+      const current = answer();
+      if (cooling) current.model_groups[1]!.deployments[0]!.cooling_down_until = '2026-11-25T09:10:00.000Z';
+      return current;
+    });
+    const table = await screen.findByRole('table', { name: 'Deployments of embed' });
+    expect(within(table).getByText('Healthy')).toBeTruthy();
+    const before = gateway.to(PATH).length;
+    cooling = true;
+    await vi.advanceTimersByTimeAsync(DEPLOYMENTS_REFRESH_MS);
+    expect(gateway.to(PATH).length).toBe(before + 1);
+    expect(await within(table).findByText(/^Cooling down until/)).toBeTruthy();
   });
 });
 
