@@ -14,9 +14,9 @@ export function DeploymentCounts(props: { counts: DeploymentsAnswer['counts'] })
     <div className="grid count-grid">
       {cards.map((card) => (
         <section key={card.label} className="card count-card" aria-labelledby={`count-${card.id}`}>
-          <h3 className="stat-label" id={`count-${card.id}`}>
+          <h2 className="stat-label" id={`count-${card.id}`}>
             {card.label}
-          </h3>
+          </h2>
           <p className="stat">{formatCount(card.value)}</p>
         </section>
       ))}
