@@ -7,6 +7,7 @@ import { type QueryClient, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
+import { Field } from '../../components/field.tsx';
 import { formatAge, formatTime } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
 import { approvalToolName, type ListAnswer, type McpApproval } from './mcp-types.ts';
@@ -87,15 +88,12 @@ function DecisionControls(props: { approval: McpApproval }) {
   const canApprove = approval.capabilities.can_approve;
   return (
     <div className="decision">
-      <div className="field">
-        <label htmlFor={`comment-${id}`}>Comment for {tool}</label>
-        <input
-          id={`comment-${id}`}
-          value={comment}
-          maxLength={2000}
-          onChange={(event) => setComment(event.target.value)}
-        />
-      </div>
+      <Field
+        label={`Comment for ${tool}`}
+        value={comment}
+        maxLength={2000}
+        onChange={(event) => setComment(event.target.value)}
+      />
       <div className="decision-buttons">
         <button
           type="button"
