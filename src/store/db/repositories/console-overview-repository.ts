@@ -50,7 +50,7 @@ export const LATENCY_BIN_BOUNDS: readonly number[] = (() => {
   const bounds = [0];
   while (bounds.at(-1)! < 600_000) {
     const last = bounds.at(-1)!;
-    bounds.push(Math.max(last + 1, Math.round(last * 1.1)));
+    bounds.push(Math.max(last + 1, Math.floor(last * 1.1)));
   }
   return bounds;
 })();
