@@ -107,7 +107,8 @@ describe('Overview page', () => {
     expect(card('Latency p50')?.textContent).toContain('412 ms');
     expect(card('Latency p99')?.textContent).toContain('2.35 s');
     expect(card('Tokens')?.textContent).toContain('62,345');
-    expect(card('Spend')?.textContent).toContain('$4.5678');
+    expect(card('Spend')?.textContent).toContain('$4.57');
+    expect(card('Spend')?.textContent).toContain('exactly $4.5678');
     expect(card('Rate-limit rejections')?.textContent).toContain('14');
     expect(card('Budget rejections')?.textContent).toContain('3');
     expect(card('Fallbacks')?.textContent).toContain('9');

@@ -43,7 +43,15 @@ export function StatCards(props: { answer: OverviewAnswer }) {
           value={formatCount(totals.total_tokens)}
           detail={`${formatCount(totals.prompt_tokens)} prompt · ${formatCount(totals.completion_tokens)} completion`}
         />
-        <StatCard label="Spend" value={formatUsd(totals.spend)} detail="USD" />
+        <StatCard
+          label="Spend"
+          value={headlineUsd(totals.spend)}
+          detail={
+            headlineUsd(totals.spend) === formatUsd(totals.spend)
+              ? 'USD'
+              : `exactly ${formatUsd(totals.spend)}`
+          }
+        />
         <StatCard
           label="Rate-limit rejections"
           value={formatCount(rejections.rate_limit)}
@@ -62,6 +70,17 @@ export function StatCards(props: { answer: OverviewAnswer }) {
       </div>
     </section>
   );
+}
+
+const dollars = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  maximumFractionDigits: 2,
+});
+
+/** Whole cents from a dollar up (the detail line keeps the exact figure); small sums keep their digits. */
+export function headlineUsd(value: number): string {
+  return value >= 1 ? dollars.format(value) : formatUsd(value);
 }
 
 /** Errors as a share of requests, "—" when there were none (no 0/0). */

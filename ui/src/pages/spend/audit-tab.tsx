@@ -162,7 +162,9 @@ function AuditDetails(props: { entry: AuditEntry }) {
   const { entry } = props;
   return (
     <details>
-      <summary>Before and after</summary>
+      <summary>
+        Before and after<span className="visually-hidden"> of {`${entry.action} ${entry.target_id}`}</span>
+      </summary>
       <dl className="audit-details">
         <dt>Before</dt>
         <dd>
