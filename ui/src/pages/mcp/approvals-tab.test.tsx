@@ -42,6 +42,7 @@ const list = (data: McpApproval[]) => ({ object: 'list', data, total: data.lengt
  */
 function inbox(requests: McpApproval[], decide?: (request: RecordedRequest) => unknown) {
   const routes: Record<string, (request: RecordedRequest) => unknown> = {
+    '/ui/api/keys/key_7': () => ({ key_id: 'key_7', key_name: 'ci-bot', team_id: 'team_a', user_id: 'bob' }),
     [LIST]: (request) => {
       const status = request.query.get('status');
       return list(status ? requests.filter((item) => item.status === status) : requests);
@@ -87,6 +88,8 @@ describe('Approval inbox', () => {
     expect(within(row).getByText(/"repo": "acme\/site"/).tagName).toBe('PRE');
     expect(within(row).getByText('key_7')).toBeTruthy();
     expect(within(row).getByText('bob')).toBeTruthy();
+    expect(await within(row).findByText('ci-bot')).toBeTruthy();
+    expect(within(row).getByText('team_a')).toBeTruthy();
     expect(within(row).getByText('x-tenant')).toBeTruthy();
     expect(within(row).getByText('3 min ago')).toBeTruthy();
     const headers = within(screen.getByRole('table', { name: 'Pending approvals' }))

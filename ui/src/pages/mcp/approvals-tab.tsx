@@ -33,16 +33,44 @@ function ArgumentsView(props: { approval: McpApproval }) {
   );
 }
 
+/** The calling key's name and team, when the viewer may read the key (else only its id is shown). */
+function useCallerKey(keyId: string | null) {
+  const { api } = useSession();
+  return useQuery({
+    queryKey: ['mcp-caller-key', keyId],
+    queryFn: () => api.get<CallerKey>(`/keys/${encodeURIComponent(keyId ?? '')}`),
+    enabled: keyId !== null,
+    staleTime: 60_000,
+    retry: false,
+  });
+}
+
+interface CallerKey {
+  key_id: string;
+  key_name: string | null;
+  team_id: string | null;
+}
+
 function Caller(props: { approval: McpApproval }) {
   const { approval } = props;
+  const key = useCallerKey(approval.key_id).data;
   return (
     <dl className="caller">
       <dt>Key</dt>
-      <dd>{approval.key_id ? <code>{approval.key_id}</code> : 'unknown'}</dd>
+      <dd>
+        {approval.key_id ? <code>{approval.key_id}</code> : 'unknown'}
+        {key?.key_name && <span className="cell-note">{key.key_name}</span>}
+      </dd>
       {approval.key_owner_user_id && (
         <>
           <dt>User</dt>
           <dd>{approval.key_owner_user_id}</dd>
+        </>
+      )}
+      {key?.team_id && (
+        <>
+          <dt>Team</dt>
+          <dd>{key.team_id}</dd>
         </>
       )}
       {approval.forwarded_header_names.length > 0 && (
