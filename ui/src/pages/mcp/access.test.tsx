@@ -192,6 +192,21 @@ describe('MCP tool policies', () => {
     expect(within(row).getByText('10')).toBeTruthy();
   });
 
+  it('deletes a policy after confirmation', async () => {
+    const gateway = renderTab('/mcp/policies', {
+      [POLICIES]: () => list([policy]),
+      [`${POLICIES}/mcpp_1`]: () => ({ deleted: true, policy_id: 'mcpp_1' }),
+    });
+    const table = await screen.findByRole('table', { name: 'Tool policies' });
+    await userEvent.click(
+      within(table).getByRole('button', { name: 'Delete policy of delete_repo (Server-wide default)' }),
+    );
+    await userEvent.click(within(table).getByRole('button', { name: 'Confirm delete' }));
+    await waitFor(() => expect(gateway.to(POLICIES).length).toBeGreaterThan(1));
+    const deletes = gateway.requests.filter((request) => request.method === 'DELETE');
+    expect(deletes.map((request) => request.path)).toEqual(['/ui/api/mcp-tool-policies/mcpp_1']);
+  });
+
   it('gives an organization administrator only scoped policies, prefilled with their organization', async () => {
     const gateway = renderTab(
       '/mcp/policies',

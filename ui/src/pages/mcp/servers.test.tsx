@@ -261,6 +261,14 @@ describe('MCP servers', () => {
     expect(alert.textContent).toContain('your administrator role does not allow this');
   });
 
+  it("shows the server's operations: calls by outcome and approval counts", async () => {
+    renderDetail();
+    const operations = await screen.findByRole('region', { name: 'Operations' });
+    expect(await within(operations).findByText('ok: 4')).toBeTruthy();
+    expect(within(operations).getByText(/pending: 1/)).toBeTruthy();
+    expect(within(operations).getByText('No tool calls yet.')).toBeTruthy();
+  });
+
   it('deletes after confirmation and returns to the list', async () => {
     const gateway = renderDetail({
       [ONE]: (request) => (request.method === 'DELETE' ? { deleted: true, server_id: 'srv_1' } : detail()),
