@@ -36,24 +36,32 @@ export function Field({ label, error, hint, id, ...input }: FieldProps) {
 interface SelectFieldProps extends SelectHTMLAttributes<HTMLSelectElement> {
   label: string;
   error?: string | null | undefined;
+  hint?: ReactNode;
   children: ReactNode;
 }
 
-export function SelectField({ label, error, id, children, ...select }: SelectFieldProps) {
+export function SelectField({ label, error, hint, id, children, ...select }: SelectFieldProps) {
   const generated = useId();
   const selectId = id ?? generated;
+  const hintId = `${selectId}-hint`;
   const errorId = `${selectId}-error`;
+  const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
   return (
     <div className={error ? 'field field-invalid' : 'field'}>
       <label htmlFor={selectId}>{label}</label>
       <select
         id={selectId}
         aria-invalid={error ? true : undefined}
-        aria-describedby={error ? errorId : undefined}
+        aria-describedby={describedBy}
         {...select}
       >
         {children}
       </select>
+      {hint && (
+        <p className="field-hint" id={hintId}>
+          {hint}
+        </p>
+      )}
       {error && (
         <p className="field-error" id={errorId}>
           {error}
