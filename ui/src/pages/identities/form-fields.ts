@@ -48,11 +48,7 @@ const rateFields: FormField[] = [
   integer('rph_limit', 'Requests per hour'),
   integer('rpd_limit', 'Requests per day'),
   integer('tpd_limit', 'Tokens per day'),
-  integer(
-    'output_tpm_limit',
-    'Output TPM limit',
-    'Output tokens per minute (needs Redis in fail_closed mode)',
-  ),
+  integer('output_tpm_limit', 'Output tokens per minute', 'Needs Redis in fail_closed mode'),
 ];
 const parallelField = integer('max_parallel_requests', 'Max parallel requests', 'Requests in flight at once');
 const budgetFields: FormField[] = [

@@ -4,7 +4,7 @@
  * API is shown next to the field its `param` names, or above the buttons when it names none.
  */
 import { useMutation } from '@tanstack/react-query';
-import { type FormEvent, type ReactNode, useId, useState } from 'react';
+import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { Field, fieldErrors, SelectField } from '../../components/field.tsx';
 import { errorMessage } from '../../components/query-state.tsx';
 import { createBody, type Draft, type FieldGroup, type FormField, updateBody } from './form-fields.ts';
@@ -29,6 +29,9 @@ const groupLegends: Record<Exclude<FieldGroup, 'details'>, string> = {
 
 export function IdentityForm<T>(props: IdentityFormProps<T>) {
   const titleId = useId();
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A form opened from a button (New key, Edit) takes the focus, so keyboard users land in it.
+  useEffect(() => heading.current?.focus(), []);
   const [draft, setDraft] = useState<Draft>(props.initial);
   const [baseline, setBaseline] = useState<Draft>(props.initial);
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
@@ -98,7 +101,9 @@ export function IdentityForm<T>(props: IdentityFormProps<T>) {
 
   return (
     <form className="card identity-form" aria-labelledby={titleId} onSubmit={submit} noValidate>
-      <h3 id={titleId}>{props.title}</h3>
+      <h3 id={titleId} ref={heading} tabIndex={-1}>
+        {props.title}
+      </h3>
       {props.intro}
       <div className="form-grid">{inGroup('details').map(input)}</div>
       {(['rates', 'budget'] as const).map(

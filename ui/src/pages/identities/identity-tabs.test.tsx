@@ -191,4 +191,20 @@ describe('Keys & identities tabs', () => {
     open(gateway({ '/ui/api/teams': () => listOf([]) }), '/identities/teams');
     expect(await screen.findByText(/No teams yet. Create one with New team/)).toBeTruthy();
   });
+
+  it.each([
+    ['users', 'New user', ['User ID', 'Email', 'Role', 'Organization', 'Team']],
+    ['teams', 'New team', ['Team alias', 'Organization', 'RPM limit', 'TPM limit', 'Max budget (USD)']],
+    ['organizations', 'New organization', ['Organization alias', 'Budget duration']],
+  ])(
+    'labels each field of the %s form with text no other label on the tab contains',
+    async (tab, button, labels) => {
+      const user = userEvent.setup();
+      open(gateway(), `/identities/${tab}`);
+      await user.click(await screen.findByRole('button', { name: button }));
+      const all = Array.from(document.querySelectorAll('label')).map((label) => label.textContent ?? '');
+      for (const label of labels)
+        expect(all.filter((text) => text.toLowerCase().includes(label.toLowerCase()))).toEqual([label]);
+    },
+  );
 });

@@ -215,7 +215,7 @@ describe('Keys tab', () => {
     expect(within(table).getByText('billing-bot')).toBeTruthy();
 
     await user.clear(screen.getByLabelText('Search keys'));
-    await user.selectOptions(screen.getByLabelText('Filter by team'), 'team-a');
+    await user.selectOptions(screen.getByLabelText('Owner'), 'Alpha');
     await waitFor(() => expect(gateway.to('/ui/api/keys').at(-1)?.query.get('team_id')).toBe('team-a'));
     await waitFor(() => expect(within(table).queryByText('ci-runner')).toBeNull());
   });
@@ -244,5 +244,33 @@ describe('Keys tab', () => {
     expect(status('stopped')).toBe('Blocked');
     expect(status('old')).toBe('Expired');
     expect(screen.getByRole('row', { name: /old/ }).textContent).toContain('Reached');
+  });
+});
+
+describe('labels the browser suite finds', () => {
+  /** Playwright's getByLabel matches any label containing the text, case-insensitively. */
+  const labelsContaining = (text: string) =>
+    Array.from(document.querySelectorAll('label')).filter((label) =>
+      label.textContent?.toLowerCase().includes(text.toLowerCase()),
+    );
+
+  it('gives each field of the key form a label no other control on the tab contains', async () => {
+    const user = userEvent.setup();
+    openKeys(keysGateway([keyRecord({ key_id: 'key-1', key_name: 'ci' })]));
+    await keysTable();
+    await user.click(screen.getByRole('button', { name: 'New key' }));
+    expect(document.activeElement?.textContent).toBe('Create a key');
+    for (const label of [
+      'Key name',
+      'Team',
+      'User',
+      'Models',
+      'RPM limit',
+      'TPM limit',
+      'Max parallel requests',
+      'Max budget (USD)',
+      'Budget duration',
+    ])
+      expect(labelsContaining(label).map((element) => element.textContent)).toEqual([label]);
   });
 });

@@ -1,4 +1,4 @@
-/** Keys: list with search and team/user filters, create (secret shown once), edit limits, block, revoke. */
+/** Keys: list with search and an owner (team or user) filter, create (secret shown once), edit limits, block, revoke. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
@@ -30,7 +30,7 @@ export function KeysTab(props: { now?: () => number }) {
       header: 'Key',
       cell: (key) => (
         <>
-          <code>{key.key_prefix}…</code>
+          <code>{key.key_prefix}</code>
           <span className="cell-note">{key.key_id}</span>
         </>
       ),
@@ -86,7 +86,7 @@ export function KeysTab(props: { now?: () => number }) {
       )}
       <div className="filters">
         <SearchField label="Search keys" value={search} onChange={setSearch} />
-        <OwnerFilters filters={filters} onChange={setFilters} />
+        <OwnerFilter filters={filters} onChange={setFilters} />
       </div>
       <QueryState query={query} what="keys">
         {(page) => {
@@ -115,40 +115,44 @@ export function KeysTab(props: { now?: () => number }) {
   );
 }
 
-/** The API's own key filters: only keys of one team or one user. */
-function OwnerFilters(props: {
+/**
+ * The API's own key filters (team_id, user_id) as one "Owner" select: its label names neither team nor
+ * user, so it never shares a name with the form's Team and User fields.
+ */
+function OwnerFilter(props: {
   filters: { team_id: string; user_id: string };
   onChange: (filters: { team_id: string; user_id: string }) => void;
 }) {
   const teams = useOptions<TeamView>('teams');
   const users = useOptions<UserView>('users');
+  const value = props.filters.team_id
+    ? `team:${props.filters.team_id}`
+    : props.filters.user_id
+      ? `user:${props.filters.user_id}`
+      : '';
+  const choose = (choice: string) => {
+    const [kind, ...rest] = choice.split(':');
+    const id = rest.join(':');
+    props.onChange({ team_id: kind === 'team' ? id : '', user_id: kind === 'user' ? id : '' });
+  };
   return (
-    <>
-      <SelectField
-        label="Filter by team"
-        value={props.filters.team_id}
-        onChange={(event) => props.onChange({ ...props.filters, team_id: event.target.value })}
-      >
-        <option value="">All teams</option>
+    <SelectField label="Owner" value={value} onChange={(event) => choose(event.target.value)}>
+      <option value="">Any team or user</option>
+      <optgroup label="Teams">
         {teams.data?.data.map((team) => (
-          <option key={team.team_id} value={team.team_id}>
+          <option key={team.team_id} value={`team:${team.team_id}`}>
             {teamLabel(team)}
           </option>
         ))}
-      </SelectField>
-      <SelectField
-        label="Filter by user"
-        value={props.filters.user_id}
-        onChange={(event) => props.onChange({ ...props.filters, user_id: event.target.value })}
-      >
-        <option value="">All users</option>
+      </optgroup>
+      <optgroup label="Users">
         {users.data?.data.map((user) => (
-          <option key={user.user_id} value={user.user_id}>
+          <option key={user.user_id} value={`user:${user.user_id}`}>
             {user.user_id}
           </option>
         ))}
-      </SelectField>
-    </>
+      </optgroup>
+    </SelectField>
   );
 }
 

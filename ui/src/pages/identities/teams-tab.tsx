@@ -55,7 +55,7 @@ function CreateTeamForm(props: { close: () => void; created: () => void }) {
 export function TeamsTab() {
   const { api, isProxyAdmin } = useSession();
   const [organizationFilter, setOrganizationFilter] = useState('');
-  const organizationOptions = useOrganizationOptions('All organizations');
+  const organizationOptions = useOrganizationOptions('Any organization');
   return (
     <EntityTab<TeamView>
       resource="teams"
@@ -76,7 +76,7 @@ export function TeamsTab() {
       filterControls={
         isProxyAdmin && (
           <SelectField
-            label="Filter by organization"
+            label="Belongs to"
             value={organizationFilter}
             onChange={(event) => setOrganizationFilter(event.target.value)}
           >

@@ -21,7 +21,7 @@ const noLimits: LimitView = {
 export function keyRecord(overrides: Partial<KeyView> & { key_id: string }): KeyView {
   return {
     ...noLimits,
-    key_prefix: `sk-${overrides.key_id.slice(0, 4)}`,
+    key_prefix: `sk-${overrides.key_id.slice(0, 4)}…`,
     key_name: null,
     user_id: null,
     team_id: null,

@@ -77,9 +77,9 @@ export interface ListPage<T> {
   offset: number;
 }
 
-/** What a row of a list needs to show its name: the alias or key name when set, else its id. */
+/** A row's name: the key name when set, else its prefix (the API's prefix already ends in "…"). */
 export function keyLabel(key: Pick<KeyView, 'key_name' | 'key_prefix'>): string {
-  return key.key_name || `${key.key_prefix}…`;
+  return key.key_name || key.key_prefix;
 }
 
 export function teamLabel(team: Pick<TeamView, 'team_alias' | 'team_id'>): string {

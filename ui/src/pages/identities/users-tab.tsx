@@ -143,11 +143,11 @@ export function UsersTab() {
       filters={{ team_id: teamFilter }}
       filterControls={
         <SelectField
-          label="Filter by team"
+          label="Member of"
           value={teamFilter}
           onChange={(event) => setTeamFilter(event.target.value)}
         >
-          <option value="">All teams</option>
+          <option value="">Any team</option>
           {teams.data?.data.map((team) => (
             <option key={team.team_id} value={team.team_id}>
               {teamLabel(team)}
