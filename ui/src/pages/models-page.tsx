@@ -7,7 +7,8 @@ import type { DeploymentsAnswer } from '../api/console-types.ts';
 import { useSession } from '../auth/session.tsx';
 import { formatTime } from '../components/format.ts';
 import { PageHeader } from '../components/page-header.tsx';
-import { EmptyState, QueryState } from '../components/query-state.tsx';
+import { PolledState } from '../components/polled-state.tsx';
+import { EmptyState } from '../components/query-state.tsx';
 import { ModelGroupSection } from './models/deployment-table.tsx';
 import { FallbackEvents } from './models/fallback-events.tsx';
 import { DeploymentCounts, RoutingTopology } from './models/routing-topology.tsx';
@@ -32,12 +33,10 @@ export function ModelsPage() {
           </button>
         }
       />
-      <p className="muted" role="status" aria-live="polite">
-        {query.dataUpdatedAt > 0 ? `Updated ${formatTime(query.dataUpdatedAt)}` : ''}
-      </p>
-      <QueryState query={query} what="deployments">
+      {query.dataUpdatedAt > 0 && <p className="muted">Updated {formatTime(query.dataUpdatedAt)}</p>}
+      <PolledState query={query} what="deployments">
         {(data) => <DeploymentsView data={data} />}
-      </QueryState>
+      </PolledState>
     </>
   );
 }

@@ -9,7 +9,8 @@ import { useSession } from '../../auth/session.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { Field } from '../../components/field.tsx';
 import { formatAge, formatTime } from '../../components/format.ts';
-import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
+import { PolledState } from '../../components/polled-state.tsx';
+import { EmptyState, ErrorNotice } from '../../components/query-state.tsx';
 import { approvalToolName, type ListAnswer, type McpApproval } from './mcp-types.ts';
 
 export const APPROVALS_POLL_MS = 5_000;
@@ -209,7 +210,7 @@ export function ApprovalsTab(props: { now?: () => number }) {
         Calls of tools whose policy requires approval wait here for 24 hours. An approval lets the identical
         call run once within 15 minutes; a rejection refuses it for 15 minutes. Checked every 5 seconds.
       </p>
-      <QueryState query={pending} what="pending approvals">
+      <PolledState query={pending} what="pending approvals">
         {(answer) =>
           answer.data.length === 0 ? (
             <EmptyState title="No pending approvals">
@@ -224,9 +225,9 @@ export function ApprovalsTab(props: { now?: () => number }) {
             />
           )
         }
-      </QueryState>
+      </PolledState>
       <h3>Recent decisions</h3>
-      <QueryState query={recent} what="recent decisions">
+      <PolledState query={recent} what="recent decisions">
         {(answer) => {
           const decided = answer.data.filter((approval) => approval.status !== 'pending');
           return decided.length === 0 ? (
@@ -240,7 +241,7 @@ export function ApprovalsTab(props: { now?: () => number }) {
             />
           );
         }}
-      </QueryState>
+      </PolledState>
     </section>
   );
 }

@@ -169,6 +169,20 @@ describe('Models and deployments page', () => {
     expect(await screen.findByRole('region', { name: 'gpt-4o' })).toBeTruthy();
   });
 
+  it('keeps the last answer on screen, under an alert, when a refresh fails', async () => {
+    let calls = 0;
+    renderModels(() => {
+      calls += 1;
+      return calls === 1 ? answer() : apiError(503, 'gateway is draining');
+    });
+    await screen.findByRole('region', { name: 'gpt-4o' });
+    await userEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('showing the last answer');
+    expect(alert.textContent).toContain('gateway is draining');
+    expect(screen.getByRole('table', { name: 'Deployments of gpt-4o' })).toBeTruthy();
+  });
+
   it('asks the gateway again when Refresh is pressed', async () => {
     const gateway = renderModels(() => answer());
     await screen.findByRole('region', { name: 'gpt-4o' });
