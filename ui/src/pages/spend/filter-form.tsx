@@ -43,6 +43,7 @@ export function FilterForm<N extends string>(props: {
               key={spec.name}
               label={spec.label}
               value={draft[spec.name]}
+              hint={spec.hint}
               error={props.errors[spec.name]}
               onChange={(event) => choose(spec.name, event.target.value)}
             >

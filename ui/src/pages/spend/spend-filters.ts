@@ -31,7 +31,14 @@ export const spendFilterSpecs: ReadonlyArray<FilterSpec<SpendFilterName>> = [
     ],
     hint: 'Narrows the records and the export; the summary counts both.',
   },
-  { name: 'group_by', label: 'Group by', kind: 'select', options: groupByOptions, defaultValue: 'day' },
+  {
+    name: 'group_by',
+    label: 'Group by',
+    kind: 'select',
+    options: groupByOptions,
+    defaultValue: 'day',
+    hint: 'What each summary row totals.',
+  },
 ];
 
 export type SpendFilters = FilterValues<SpendFilterName>;

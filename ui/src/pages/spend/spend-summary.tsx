@@ -46,6 +46,7 @@ function SummaryChart(props: { answer: SpendSummaryAnswer }) {
     return (
       <ChartFigure<SpendSummaryRow>
         title="Spend by day"
+        headingLevel={3}
         kind="bar"
         data={answer.data}
         xKey="group"
@@ -60,6 +61,7 @@ function SummaryChart(props: { answer: SpendSummaryAnswer }) {
   return (
     <ChartFigure<SpendSummaryRow>
       title={`Spend by ${label.toLowerCase()}`}
+      headingLevel={3}
       kind="bar"
       data={top}
       xKey="group"

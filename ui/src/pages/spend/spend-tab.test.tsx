@@ -106,6 +106,10 @@ describe('Spend tab', () => {
       limit: '50',
     });
     expect((screen.getByLabelText('Status') as HTMLSelectElement).value).toBe('failure');
+    const statusHint = document.getElementById(
+      screen.getByLabelText('Status').getAttribute('aria-describedby')!,
+    );
+    expect(statusHint?.textContent).toBe('Narrows the records and the export; the summary counts both.');
     expect((screen.getByLabelText('Model') as HTMLInputElement).value).toBe('gpt-4o-mini');
   });
 
@@ -147,7 +151,7 @@ describe('Spend tab', () => {
     const gateway = fakeGateway({ [SUMMARY]: summary, [LOGS]: pagedLogs });
     renderConsole(<SpendPage />, { fetch: gateway.fetch, route: '/spend/*', path: '/spend' });
 
-    expect((await screen.findByRole('heading', { name: 'Spend by day' })).tagName).toBe('H2');
+    expect((await screen.findByRole('heading', { name: 'Spend by day' })).tagName).toBe('H3');
     const table = screen.getByRole('table', { name: 'Spend summary' });
     expect(within(table).getByRole('columnheader', { name: 'Day' }).tagName).toBe('TH');
     expect(within(table).getByRole('row', { name: /2026-11-24/ }).textContent).toContain('$2.25');
@@ -162,7 +166,7 @@ describe('Spend tab', () => {
 
     await userEvent.selectOptions(screen.getByLabelText('Group by'), 'Model');
 
-    expect((await screen.findByRole('heading', { name: 'Spend by model' })).tagName).toBe('H2');
+    expect((await screen.findByRole('heading', { name: 'Spend by model' })).tagName).toBe('H3');
     expect(gateway.to(SUMMARY).at(-1)?.query.get('group_by')).toBe('model');
     const table = screen.getByRole('table', { name: 'Spend summary' });
     expect(within(table).getByRole('row', { name: /claude-haiku/ }).textContent).toContain('$0.25');
