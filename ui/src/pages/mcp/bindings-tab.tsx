@@ -1,6 +1,6 @@
 /** MCP bindings: which organization, team or key sees which server's tools; list, create, delete. */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
@@ -54,6 +54,9 @@ export function BindingsTable(props: {
 }
 
 function BindingForm(props: { onDone: () => void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A form opened from a button takes the focus, so keyboard users land in it.
+  useEffect(() => heading.current?.focus(), []);
   const { api, organizationId } = useSession();
   const queryClient = useQueryClient();
   const { servers } = useServers();
@@ -92,7 +95,9 @@ function BindingForm(props: { onDone: () => void }) {
   };
   return (
     <form className="card mcp-form" onSubmit={submit} aria-labelledby="binding-form-title" noValidate>
-      <h3 id="binding-form-title">New binding</h3>
+      <h3 id="binding-form-title" ref={heading} tabIndex={-1}>
+        New binding
+      </h3>
       <p className="muted">Saving a binding for a server and scope that already have one updates it.</p>
       {remote.form && <ErrorNotice error={save.error} />}
       <ServerSelect value={serverId} onChange={setServerId} servers={servers} error={errorOf('server_id')} />

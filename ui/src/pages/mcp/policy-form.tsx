@@ -3,7 +3,7 @@
  * this form sends every field (an empty limit as null), so saving states the whole policy.
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { Field, fieldErrors, optionalNumber, SelectField } from '../../components/field.tsx';
 import { ErrorNotice } from '../../components/query-state.tsx';
@@ -121,6 +121,9 @@ function emptyDraft(organizationId: string | null, isProxyAdmin: boolean): Polic
 }
 
 export function PolicyForm(props: { onDone: () => void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A form opened from a button takes the focus, so keyboard users land in it.
+  useEffect(() => heading.current?.focus(), []);
   const { api, isProxyAdmin, organizationId } = useSession();
   const queryClient = useQueryClient();
   const { servers } = useServers();
@@ -144,7 +147,9 @@ export function PolicyForm(props: { onDone: () => void }) {
   };
   return (
     <form className="card mcp-form" onSubmit={submit} aria-labelledby="policy-form-title" noValidate>
-      <h3 id="policy-form-title">New policy</h3>
+      <h3 id="policy-form-title" ref={heading} tabIndex={-1}>
+        New policy
+      </h3>
       <p className="muted">
         Saving a policy for a server, tool and scope that already have one replaces its settings; an empty
         limit means no limit.

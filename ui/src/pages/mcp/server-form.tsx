@@ -3,7 +3,7 @@
  * typed (or removed on purpose); an edit sends only the fields that changed, so the redacted base URL the
  * gateway shows is never written back over the real one.
  */
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { ApiError } from '../../api/client.ts';
 import { Field, fieldErrors } from '../../components/field.tsx';
 import { ErrorNotice } from '../../components/query-state.tsx';
@@ -142,6 +142,9 @@ export function ServerForm(props: {
 }) {
   const { server } = props;
   const creating = server === undefined;
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A form opened from a button takes the focus, so keyboard users land in it.
+  useEffect(() => heading.current?.focus(), []);
   const [values, setValues] = useState(() => initialValues(server));
   const [token, setToken] = useState<TokenChange>({ value: '', remove: false });
   const [local, setLocal] = useState<Partial<Record<FieldName, string>>>({});
@@ -167,7 +170,9 @@ export function ServerForm(props: {
   const title = creating ? 'Register an MCP server' : `Edit ${server.name}`;
   return (
     <form className="card mcp-form" onSubmit={submit} aria-labelledby="server-form-title" noValidate>
-      <h3 id="server-form-title">{title}</h3>
+      <h3 id="server-form-title" ref={heading} tabIndex={-1}>
+        {title}
+      </h3>
       {remote.form && !conflict && <ErrorNotice error={props.error} />}
       <div className="form-row">
         <Field

@@ -103,6 +103,9 @@ describe('MCP servers', () => {
     await screen.findByText('No MCP servers registered');
     await userEvent.click(screen.getByRole('button', { name: 'Register server' }));
     const form = screen.getByRole('form', { name: 'Register an MCP server' });
+    expect(document.activeElement).toBe(
+      within(form).getByRole('heading', { name: 'Register an MCP server' }),
+    );
     await userEvent.type(within(form).getByLabelText('Server key'), 'docs');
     await userEvent.type(within(form).getByLabelText('Name'), 'Docs');
     await userEvent.type(within(form).getByLabelText('Base URL'), 'https://docs.example.com/mcp');
