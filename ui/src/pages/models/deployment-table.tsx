@@ -1,4 +1,5 @@
 /** One model group's deployments: health, cooldown, live load and utilisation against their limits. */
+import { useId } from 'react';
 import type { DeploymentView, ModelGroupView } from '../../api/console-types.ts';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { formatCount, formatMs, formatTime } from '../../components/format.ts';
@@ -66,7 +67,8 @@ const columns: Column<DeploymentView>[] = [
 
 export function ModelGroupSection(props: { group: ModelGroupView }) {
   const { group } = props;
-  const headingId = `group-${group.model.replace(/[^a-zA-Z0-9_-]/g, '-')}`;
+  // Group names may hold any character ('openai/gpt-4o'): the id is generated, not derived.
+  const headingId = useId();
   return (
     <section className="model-group" aria-labelledby={headingId}>
       <h2 id={headingId}>{group.model}</h2>
