@@ -207,4 +207,20 @@ describe('Keys & identities tabs', () => {
         expect(all.filter((text) => text.toLowerCase().includes(label.toLowerCase()))).toEqual([label]);
     },
   );
+
+  it('warns an administrator editing their own user that a role change can lock them out', async () => {
+    const user = userEvent.setup();
+    const self = userRecord({ user_id: 'org-admin-1', role: 'org_admin', organization_id: 'org-1' });
+    open(
+      gateway({ '/ui/api/users': () => listOf([self, users[0]!]) }),
+      '/identities/users',
+      orgAdminActor('org-1'),
+    );
+    await screen.findByRole('table', { name: 'Users' });
+    await user.click(screen.getByRole('button', { name: 'Edit ana' }));
+    expect(screen.queryByText(/This is you/)).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Edit org-admin-1' }));
+    expect(screen.getByRole('heading', { name: 'Edit org-admin-1' })).toBeTruthy();
+    expect(screen.getByText(/This is you: another role or organization can end your access/)).toBeTruthy();
+  });
 });

@@ -77,6 +77,8 @@ describe('Keys tab', () => {
     await user.selectOptions(screen.getByLabelText('Team'), 'team-a');
     await user.type(screen.getByLabelText('RPM limit'), '60');
     await user.type(screen.getByLabelText('Budget duration'), '30d');
+    await user.type(screen.getByLabelText('Models'), 'gpt-4o, claude-sonnet');
+    await user.type(screen.getByLabelText('Expires after'), '90d');
     await user.click(screen.getByRole('button', { name: 'Create key' }));
 
     expect((await screen.findByTestId('new-secret')).textContent).toBe('sk-live-secret-123');
@@ -85,6 +87,8 @@ describe('Keys tab', () => {
       team_id: 'team-a',
       rpm_limit: 60,
       budget_duration: '30d',
+      models: ['gpt-4o', 'claude-sonnet'],
+      duration: '90d',
     });
     await user.click(screen.getByRole('button', { name: 'Copy' }));
     expect(writeText).toHaveBeenCalledWith('sk-live-secret-123');

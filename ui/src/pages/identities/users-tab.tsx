@@ -104,8 +104,9 @@ function CreateUserForm(props: { close: () => void; created: () => void }) {
 }
 
 function EditUserForm(props: { user: UserView; close: () => void; saved: () => void }) {
-  const { api } = useSession();
+  const { api, actor } = useSession();
   const fields = [email, ...useMembershipFields(), ...limitFieldsOf.user];
+  const isSelf = actor.kind === 'user' && actor.user_id === props.user.user_id;
   return (
     <IdentityForm
       title={`Edit ${props.user.user_id}`}
@@ -116,6 +117,13 @@ function EditUserForm(props: { user: UserView; close: () => void; saved: () => v
       save={(body) => api.put<UserView>(`/users/${encodeURIComponent(props.user.user_id)}`, body)}
       onSaved={props.saved}
       onCancel={props.close}
+      intro={
+        isSelf && (
+          <p className="notice notice-warn">
+            This is you: another role or organization can end your access to this console.
+          </p>
+        )
+      }
     />
   );
 }
