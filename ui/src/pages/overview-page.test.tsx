@@ -1,10 +1,11 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { focusManager } from '@tanstack/react-query';
+import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OverviewAnswer } from '../api/console-types.ts';
 import { apiError, fakeGateway } from '../test-support/fake-gateway.ts';
 import { orgAdminActor, renderConsole, TEST_ADMIN_KEY } from '../test-support/render-console.tsx';
-import { OverviewPage } from './overview-page.tsx';
+import { OVERVIEW_REFRESH_MS, OverviewPage } from './overview-page.tsx';
 
 const OVERVIEW = '/ui/api/console/overview';
 
@@ -94,6 +95,11 @@ function emptyAnswer(): OverviewAnswer {
 function card(label: string): HTMLElement {
   return screen.getByRole('region', { name: label });
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+  focusManager.setFocused(undefined);
+});
 
 describe('Overview page', () => {
   it('shows each total in the card named by its label, with the error rate', async () => {
@@ -222,6 +228,22 @@ describe('Overview page', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Refresh' }));
 
     await waitFor(() => expect(gateway.to(OVERVIEW)).toHaveLength(2));
+  });
+
+  it('refreshes every 30 s while the tab is visible, and not while it is hidden', async () => {
+    // Only the refresh timer is faked: Testing Library's own waiting keeps real timeouts.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const gateway = fakeGateway({ [OVERVIEW]: () => busyAnswer() });
+    renderConsole(<OverviewPage />, { fetch: gateway.fetch });
+    await screen.findByRole('region', { name: 'Requests' });
+    expect(OVERVIEW_REFRESH_MS).toBe(30_000);
+
+    act(() => vi.advanceTimersByTime(OVERVIEW_REFRESH_MS));
+    await waitFor(() => expect(gateway.to(OVERVIEW)).toHaveLength(2));
+
+    act(() => focusManager.setFocused(false));
+    act(() => vi.advanceTimersByTime(OVERVIEW_REFRESH_MS * 3));
+    expect(gateway.to(OVERVIEW)).toHaveLength(2);
   });
 
   it('tells an organization administrator that only their organization is shown', async () => {

@@ -2,7 +2,7 @@
  * Overview (/ui/): the gateway's traffic, latency, tokens and spend over a time window kept in the URL
  * (?window=7d), refreshed every 30 s while the tab is visible.
  */
-import { useQuery } from '@tanstack/react-query';
+import { type UseQueryResult, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import type { OverviewAnswer, OverviewWindow } from '../api/console-types.ts';
 import { useSession } from '../auth/session.tsx';
@@ -82,7 +82,7 @@ export function OverviewPage() {
   );
 }
 
-function OverviewBody(props: { query: ReturnType<typeof useQuery<OverviewAnswer>> }) {
+function OverviewBody(props: { query: UseQueryResult<OverviewAnswer> }) {
   const { query } = props;
   if (query.isPending) return <Loading what="the overview" />;
   if (query.isError && query.data === undefined)
