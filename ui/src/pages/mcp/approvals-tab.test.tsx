@@ -43,6 +43,13 @@ const list = (data: McpApproval[]) => ({ object: 'list', data, total: data.lengt
 function inbox(requests: McpApproval[], decide?: (request: RecordedRequest) => unknown) {
   const routes: Record<string, (request: RecordedRequest) => unknown> = {
     '/ui/api/keys/key_7': () => ({ key_id: 'key_7', key_name: 'ci-bot', team_id: 'team_a', user_id: 'bob' }),
+    '/ui/api/mcp-servers': () => ({
+      object: 'list',
+      data: [{ server_id: 'srv_1', server_key: 'github', name: 'GitHub tools' }],
+      total: 1,
+      limit: 500,
+      offset: 0,
+    }),
     [LIST]: (request) => {
       const status = request.query.get('status');
       return list(status ? requests.filter((item) => item.status === status) : requests);
@@ -153,6 +160,20 @@ describe('Approval inbox', () => {
     const alert = await within(row).findByRole('alert');
     expect(alert.textContent).toContain('Decision not recorded: approval request apr_1 expired');
     expect(screen.getByRole('table', { name: 'Pending approvals' })).toBeTruthy();
+  });
+
+  it('narrows the inbox and the decisions to the chosen server (server_id)', async () => {
+    const gateway = inbox([approval()]);
+    await pendingRow('github.delete_repo');
+    await screen.findByRole('option', { name: 'GitHub tools (github)' });
+    await userEvent.selectOptions(screen.getByLabelText('Server'), 'srv_1');
+    await waitFor(() =>
+      expect(gateway.to(LIST).filter((request) => request.query.get('server_id') === 'srv_1')).toHaveLength(
+        2,
+      ),
+    );
+    const filtered = gateway.to(LIST).filter((request) => request.query.get('server_id') === 'srv_1');
+    expect(filtered.map((request) => request.query.get('status')).sort()).toEqual([null, 'pending'].sort());
   });
 
   it('says "No pending approvals" when the inbox is empty', async () => {

@@ -7,10 +7,11 @@ import { type QueryClient, useMutation, useQuery, useQueryClient } from '@tansta
 import { useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
-import { Field } from '../../components/field.tsx';
+import { Field, SelectField } from '../../components/field.tsx';
 import { formatAge, formatTime } from '../../components/format.ts';
 import { PolledState } from '../../components/polled-state.tsx';
 import { EmptyState, ErrorNotice } from '../../components/query-state.tsx';
+import { useServers } from './access-fields.tsx';
 import { approvalToolName, type ListAnswer, type McpApproval } from './mcp-types.ts';
 
 export const APPROVALS_POLL_MS = 5_000;
@@ -87,10 +88,10 @@ function Caller(props: { approval: McpApproval }) {
 /** Moves a decided request out of the pending list and onto the decisions at once (the poll confirms). */
 function recordDecision(queryClient: QueryClient, decided: McpApproval) {
   const id = decided.approval_request_id;
-  queryClient.setQueryData<ListAnswer<McpApproval>>(pendingKey, (list) =>
+  queryClient.setQueriesData<ListAnswer<McpApproval>>({ queryKey: pendingKey }, (list) =>
     list ? { ...list, data: list.data.filter((item) => item.approval_request_id !== id) } : list,
   );
-  queryClient.setQueryData<ListAnswer<McpApproval>>(recentKey, (list) =>
+  queryClient.setQueriesData<ListAnswer<McpApproval>>({ queryKey: recentKey }, (list) =>
     list
       ? { ...list, data: [decided, ...list.data.filter((item) => item.approval_request_id !== id)] }
       : list,
@@ -191,18 +192,26 @@ const decidedColumns: Column<McpApproval>[] = [
 /** `now` is injectable so tests fix the ages they read. */
 export function ApprovalsTab(props: { now?: () => number }) {
   const { api } = useSession();
-  const now = (props.now ?? Date.now)();
+  const { servers } = useServers();
+  const [serverId, setServerId] = useState('');
   const pending = useQuery({
-    queryKey: pendingKey,
+    queryKey: [...pendingKey, serverId],
     queryFn: () =>
-      api.get<ListAnswer<McpApproval>>('/mcp-approval-requests', { status: 'pending', limit: 500 }),
+      api.get<ListAnswer<McpApproval>>('/mcp-approval-requests', {
+        status: 'pending',
+        server_id: serverId,
+        limit: 500,
+      }),
     refetchInterval: APPROVALS_POLL_MS,
   });
   const recent = useQuery({
-    queryKey: recentKey,
-    queryFn: () => api.get<ListAnswer<McpApproval>>('/mcp-approval-requests', { limit: 50 }),
+    queryKey: [...recentKey, serverId],
+    queryFn: () =>
+      api.get<ListAnswer<McpApproval>>('/mcp-approval-requests', { server_id: serverId, limit: 50 }),
     refetchInterval: APPROVALS_POLL_MS,
   });
+  // Reading dataUpdatedAt re-renders on every poll, so the ages move on even when nothing else changed.
+  const now = props.now ? props.now() : Math.max(Date.now(), pending.dataUpdatedAt);
   return (
     <section aria-labelledby="approvals-title">
       <h2 id="approvals-title">Approval inbox</h2>
@@ -210,6 +219,14 @@ export function ApprovalsTab(props: { now?: () => number }) {
         Calls of tools whose policy requires approval wait here for 24 hours. An approval lets the identical
         call run once within 15 minutes; a rejection refuses it for 15 minutes. Checked every 5 seconds.
       </p>
+      <SelectField label="Server" value={serverId} onChange={(event) => setServerId(event.target.value)}>
+        <option value="">All servers</option>
+        {servers.map((server) => (
+          <option key={server.server_id} value={server.server_id}>
+            {server.name} ({server.server_key})
+          </option>
+        ))}
+      </SelectField>
       <PolledState query={pending} what="pending approvals">
         {(answer) =>
           answer.data.length === 0 ? (
