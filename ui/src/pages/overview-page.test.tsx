@@ -220,6 +220,20 @@ describe('Overview page', () => {
     expect(screen.queryByRole('alert')).toBeNull();
   });
 
+  it('keeps the last numbers under an alert when a refresh fails', async () => {
+    let calls = 0;
+    const gateway = fakeGateway({
+      [OVERVIEW]: () => (++calls === 1 ? busyAnswer() : apiError(503, 'The spend store is unavailable.')),
+    });
+    renderConsole(<OverviewPage />, { fetch: gateway.fetch });
+    await screen.findByRole('region', { name: 'Requests' });
+
+    await userEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+
+    expect((await screen.findByRole('alert')).textContent).toContain('The spend store is unavailable.');
+    expect(card('Requests').textContent).toContain('1,234');
+  });
+
   it('"Refresh" asks the gateway again and shows when the numbers were updated', async () => {
     const gateway = fakeGateway({ [OVERVIEW]: () => busyAnswer() });
     renderConsole(<OverviewPage />, { fetch: gateway.fetch });
@@ -254,7 +268,7 @@ describe('Overview page', () => {
   });
 
   it('does not tell a proxy administrator that anything is narrowed', async () => {
-    const gateway = fakeGateway({ [OVERVIEW]: () => busyAnswer() });
+    const gateway = fakeGateway({ [OVERVIEW]: () => ({ ...busyAnswer(), organization_id: null }) });
     renderConsole(<OverviewPage />, { fetch: gateway.fetch });
     await screen.findByRole('region', { name: 'Requests' });
     expect(screen.queryByText(/Showing organization/)).toBeNull();

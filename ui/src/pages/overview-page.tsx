@@ -8,7 +8,8 @@ import type { OverviewAnswer, OverviewWindow } from '../api/console-types.ts';
 import { useSession } from '../auth/session.tsx';
 import { SelectField } from '../components/field.tsx';
 import { PageHeader } from '../components/page-header.tsx';
-import { EmptyState, ErrorNotice, Loading } from '../components/query-state.tsx';
+import { PolledState } from '../components/polled-state.tsx';
+import { EmptyState } from '../components/query-state.tsx';
 import { OverviewCharts, RejectionsChart } from './overview/overview-charts.tsx';
 import { overviewWindows, parseWindow } from './overview/overview-window.ts';
 import { StatCards } from './overview/stat-cards.tsx';
@@ -26,6 +27,8 @@ export function OverviewPage() {
     queryFn: () => api.get<OverviewAnswer>('/console/overview', { window }),
     refetchInterval: OVERVIEW_REFRESH_MS,
   });
+  // The answer says which organization its figures cover; the session says it before the first answer.
+  const narrowedTo = query.data?.organization_id ?? organizationId;
   const chooseWindow = (value: OverviewWindow) =>
     setParams(
       (current) => {
@@ -74,32 +77,24 @@ export function OverviewPage() {
           </div>
         }
       />
-      {organizationId !== null && (
-        <p className="notice notice-info">Showing organization {organizationId} only.</p>
-      )}
+      {narrowedTo && <p className="notice notice-info">Showing organization {narrowedTo} only.</p>}
       <OverviewBody query={query} />
     </>
   );
 }
 
 function OverviewBody(props: { query: UseQueryResult<OverviewAnswer> }) {
-  const { query } = props;
-  if (query.isPending) return <Loading what="the overview" />;
-  if (query.isError && query.data === undefined)
-    return (
-      <ErrorNotice error={query.error} title="Could not load the overview" retry={() => query.refetch()} />
-    );
-  const answer = query.data;
-  if (answer === undefined) return null;
+  return (
+    <PolledState query={props.query} what="the overview">
+      {(answer) => <OverviewContent answer={answer} />}
+    </PolledState>
+  );
+}
+
+function OverviewContent(props: { answer: OverviewAnswer }) {
+  const { answer } = props;
   return (
     <>
-      {query.isError && (
-        <ErrorNotice
-          error={query.error}
-          title="Could not refresh; showing earlier numbers"
-          retry={() => query.refetch()}
-        />
-      )}
       <StatCards answer={answer} />
       {answer.totals.requests === 0 ? (
         <EmptyState title="No requests in this window yet.">
