@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { onTestFailed } from 'vitest';
 import type { Clock } from '../../../src/lib/clock.ts';
 import { type Backend, sqliteBackend } from '../../support/backends.ts';
 import { startTestGateway, type TestGateway } from '../../support/start-gateway.ts';
@@ -64,6 +65,10 @@ export async function startConsoleHarness(options: HarnessOptions = {}): Promise
     async openConsole(flow) {
       const page = await ConsolePage.open(launched, gateway.baseUrl, flow);
       pages.push(page);
+      // What the page showed when the test failed, next to the flow's other screenshots.
+      onTestFailed(async () => {
+        await page.screenshot('failed').catch(() => {});
+      });
       return page;
     },
     async close() {
