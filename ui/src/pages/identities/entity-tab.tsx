@@ -10,7 +10,14 @@ import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { EmptyState, errorMessage, QueryState } from '../../components/query-state.tsx';
-import { matchesSearch, Pager, SearchField, usePagedList } from './list-tools.tsx';
+import {
+  ListUpdating,
+  matchesSearch,
+  Pager,
+  SearchField,
+  usePagedList,
+  useReturnFocus,
+} from './list-tools.tsx';
 
 export interface EntityTabProps<T> {
   resource: 'users' | 'teams' | 'organizations';
@@ -46,6 +53,7 @@ export function EntityTab<T>(props: EntityTabProps<T>) {
   const refresh = () => queryClient.invalidateQueries({ queryKey: [props.resource] });
   const filtered = Object.values(filters).some((value) => value !== '' && value !== undefined);
   const titleId = `${props.resource}-title`;
+  const newButton = useReturnFocus(creating);
 
   const columns: Column<T>[] = props.canChange
     ? [
@@ -72,7 +80,7 @@ export function EntityTab<T>(props: EntityTabProps<T>) {
       <div className="section-header">
         <h2 id={titleId}>{props.title}</h2>
         {props.createForm && !creating && (
-          <button type="button" onClick={() => setCreating(true)}>
+          <button type="button" ref={newButton} onClick={() => setCreating(true)}>
             New {props.noun}
           </button>
         )}
@@ -94,6 +102,7 @@ export function EntityTab<T>(props: EntityTabProps<T>) {
         <SearchField label={`Search ${props.title.toLowerCase()}`} value={search} onChange={setSearch} />
         {props.filterControls}
       </div>
+      <ListUpdating query={query} what={props.title.toLowerCase()} />
       <QueryState query={query} what={props.title.toLowerCase()}>
         {(page) => {
           if (page.total === 0 && !filtered) return <EmptyState title={props.emptyText} />;

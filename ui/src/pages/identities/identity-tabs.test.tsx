@@ -171,11 +171,16 @@ describe('Keys & identities tabs', () => {
     });
   });
 
-  it('pages through a long list with the API offset', async () => {
+  it('pages through a long list with the API offset, keeping the rows on screen while the next page loads', async () => {
     const user = userEvent.setup();
+    let answerSecondPage: () => void = () => {};
+    const secondPage = new Promise<void>((resolve) => {
+      answerSecondPage = resolve;
+    });
     const fake = gateway({
-      '/ui/api/users': (request) => {
+      '/ui/api/users': async (request) => {
         const offset = Number(request.query.get('offset'));
+        if (request.query.get('limit') === '50' && offset === 50) await secondPage;
         return listOf([userRecord({ user_id: `user-${offset}` })], { total: 120, offset });
       },
     });
@@ -183,8 +188,12 @@ describe('Keys & identities tabs', () => {
     await screen.findByText('user-0');
     expect(screen.getByText('1–1 of 120')).toBeTruthy();
     await user.click(screen.getByRole('button', { name: 'Next page' }));
+    expect(await screen.findByText('Loading users…')).toBeTruthy();
+    expect(screen.getByText('user-0')).toBeTruthy();
+    answerSecondPage();
     expect(await screen.findByText('user-50')).toBeTruthy();
-    expect(fake.to('/ui/api/users').some((request) => request.query.get('offset') === '50')).toBe(true);
+    expect(screen.queryByText('Loading users…')).toBeNull();
+    expect(screen.getByText('51–51 of 120')).toBeTruthy();
   });
 
   it('says what to do next when there are no teams yet', async () => {

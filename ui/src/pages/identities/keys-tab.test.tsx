@@ -81,7 +81,11 @@ describe('Keys tab', () => {
     await user.type(screen.getByLabelText('Expires after'), '90d');
     await user.click(screen.getByRole('button', { name: 'Create key' }));
 
-    expect((await screen.findByTestId('new-secret')).textContent).toBe('sk-live-secret-123');
+    const secret = await screen.findByTestId('new-secret');
+    expect(secret.textContent).toBe('sk-live-secret-123');
+    // The focus moves to the secret, whose form has gone.
+    expect(document.activeElement).toBe(secret.closest('[tabindex="-1"]'));
+    expect(document.activeElement).not.toBe(document.body);
     expect(gateway.to('/ui/api/keys').find((request) => request.method === 'POST')?.body).toEqual({
       key_name: 'ci-key',
       team_id: 'team-a',
@@ -103,6 +107,7 @@ describe('Keys tab', () => {
 
     await user.click(screen.getByRole('button', { name: 'I have saved it' }));
     expect(screen.queryByTestId('new-secret')).toBeNull();
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'New key' }));
   });
 
   it('edits a limit by sending only the changed field, and shows a 400 naming rpm_limit under RPM limit', async () => {
@@ -179,9 +184,11 @@ describe('Keys tab', () => {
     await keysTable();
     await user.click(screen.getByRole('button', { name: 'Block ci-key' }));
     await screen.findByRole('button', { name: 'Unblock ci-key' });
-    expect(gateway.to('/ui/api/keys/key-1')[0]).toMatchObject({ method: 'PUT', body: { blocked: true } });
+    expect(gateway.to('/ui/api/keys/key-1')[0]?.method).toBe('PUT');
+    expect(gateway.to('/ui/api/keys/key-1')[0]?.body).toEqual({ blocked: true });
     expect(within(await keysTable()).getByText('Blocked')).toBeTruthy();
 
+    await user.click(screen.getByRole('button', { name: 'Edit ci-key' }));
     await user.click(screen.getByRole('button', { name: 'Revoke ci-key' }));
     expect(gateway.to('/ui/api/keys/key-1').filter((request) => request.method === 'DELETE')).toHaveLength(0);
     await user.click(screen.getByRole('button', { name: 'Confirm revoke' }));
@@ -190,6 +197,8 @@ describe('Keys tab', () => {
         1,
       ),
     );
+    // The revoked key's edit form closes with it.
+    await waitFor(() => expect(screen.queryByRole('heading', { name: 'Edit ci-key' })).toBeNull());
   });
 
   it('shows a refused action (403) in the row it concerns', async () => {

@@ -1,6 +1,6 @@
 /** Keys: list with search and an owner (team or user) filter, create (secret shown once), edit limits, block, revoke. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
@@ -9,7 +9,15 @@ import { EmptyState, errorMessage, QueryState } from '../../components/query-sta
 import { SecretOnce } from '../../components/secret-once.tsx';
 import { BudgetCell, KeyStatusBadge, keyStatus, limitsSummary, SpendCell } from './cells.tsx';
 import { CreateKeyForm, EditKeyForm } from './key-forms.tsx';
-import { matchesSearch, Pager, SearchField, useOptions, usePagedList } from './list-tools.tsx';
+import {
+  ListUpdating,
+  matchesSearch,
+  Pager,
+  SearchField,
+  useOptions,
+  usePagedList,
+  useReturnFocus,
+} from './list-tools.tsx';
 import { type CreatedKey, type KeyView, keyLabel, type TeamView, teamLabel, type UserView } from './types.ts';
 
 export function KeysTab(props: { now?: () => number }) {
@@ -22,6 +30,11 @@ export function KeysTab(props: { now?: () => number }) {
   const { query, setOffset } = usePagedList<KeyView>('keys', filters);
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['keys'] });
   const now = (props.now ?? Date.now)();
+  const newKeyButton = useReturnFocus(creating || created !== null);
+  const secretBox = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (created) secretBox.current?.focus();
+  }, [created]);
 
   const columns: Column<KeyView>[] = [
     // The name has a cell of its own, so it can be found by its exact text.
@@ -44,7 +57,14 @@ export function KeysTab(props: { now?: () => number }) {
     { header: 'Budget', cell: (key) => <BudgetCell record={key} spend={key.spend} /> },
     {
       header: 'Actions',
-      cell: (key) => <KeyActions keyView={key} onEdit={() => setEditing(key)} onChanged={refresh} />,
+      cell: (key) => (
+        <KeyActions
+          keyView={key}
+          onEdit={() => setEditing(key)}
+          onChanged={refresh}
+          onRevoked={() => setEditing((open) => (open?.key_id === key.key_id ? null : open))}
+        />
+      ),
     },
   ];
 
@@ -53,7 +73,7 @@ export function KeysTab(props: { now?: () => number }) {
       <div className="section-header">
         <h2 id="keys-title">Keys</h2>
         {!creating && (
-          <button type="button" onClick={() => setCreating(true)}>
+          <button type="button" ref={newKeyButton} onClick={() => setCreating(true)}>
             New key
           </button>
         )}
@@ -69,12 +89,14 @@ export function KeysTab(props: { now?: () => number }) {
         />
       )}
       {created && (
-        <SecretOnce title="Key created" secret={created.key} onClose={() => setCreated(null)}>
-          <p>
-            {keyLabel(created)} ({created.key_id}): send it as <code>Authorization: Bearer …</code> to{' '}
-            <code>/v1/chat/completions</code>.
-          </p>
-        </SecretOnce>
+        <div ref={secretBox} tabIndex={-1} className="focus-target">
+          <SecretOnce title="Key created" secret={created.key} onClose={() => setCreated(null)}>
+            <p>
+              {keyLabel(created)} ({created.key_id}): send it as <code>Authorization: Bearer …</code> to{' '}
+              <code>/v1/chat/completions</code>.
+            </p>
+          </SecretOnce>
+        </div>
       )}
       {editing && (
         <EditKeyForm
@@ -88,6 +110,7 @@ export function KeysTab(props: { now?: () => number }) {
         <SearchField label="Search keys" value={search} onChange={setSearch} />
         <OwnerFilter filters={filters} onChange={setFilters} />
       </div>
+      <ListUpdating query={query} what="keys" />
       <QueryState query={query} what="keys">
         {(page) => {
           const rows = page.data.filter((key) =>
@@ -157,7 +180,12 @@ function OwnerFilter(props: {
 }
 
 /** Edit, block or unblock (PUT blocked), revoke (DELETE); a refusal shows in the row it concerns. */
-function KeyActions(props: { keyView: KeyView; onEdit: () => void; onChanged: () => void }) {
+function KeyActions(props: {
+  keyView: KeyView;
+  onEdit: () => void;
+  onChanged: () => void;
+  onRevoked: () => void;
+}) {
   const { api } = useSession();
   const { keyView } = props;
   const name = keyLabel(keyView);
@@ -166,7 +194,13 @@ function KeyActions(props: { keyView: KeyView; onEdit: () => void; onChanged: ()
     mutationFn: (blocked: boolean) => api.put<KeyView>(path, { blocked }),
     onSuccess: props.onChanged,
   });
-  const revoke = useMutation({ mutationFn: () => api.delete(path), onSuccess: props.onChanged });
+  const revoke = useMutation({
+    mutationFn: () => api.delete(path),
+    onSuccess: () => {
+      props.onRevoked();
+      props.onChanged();
+    },
+  });
   const failure = block.error ?? revoke.error;
   const blockLabel = keyView.blocked ? 'Unblock' : 'Block';
   return (

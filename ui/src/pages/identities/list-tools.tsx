@@ -1,6 +1,6 @@
 /** What every identity tab's list shares: the API's paging (limit/offset), a search box over the loaded page, option lists for selects. */
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { keepPreviousData, type UseQueryResult, useQuery } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
 import type { QueryValue } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
 import { Field } from '../../components/field.tsx';
@@ -88,4 +88,28 @@ export function useOptions<T extends TeamView | UserView | OrganizationView>(
     queryKey: [resource, 'options'],
     queryFn: () => api.get<ListPage<T>>(`/${resource}`, { limit: OPTIONS_LIMIT }),
   });
+}
+
+/** While another page or filter loads, the previous rows stay and this says they are being replaced. */
+export function ListUpdating(props: { query: UseQueryResult<unknown>; what: string }) {
+  if (!(props.query.isPlaceholderData && props.query.isFetching)) return null;
+  return (
+    <p className="loading" role="status">
+      <span className="spinner" aria-hidden="true" /> Loading {props.what}…
+    </p>
+  );
+}
+
+/**
+ * Gives the focus back to the button that opened a form (New key, New team) once the form and what
+ * it showed are closed, so a keyboard user is not left at the top of the page.
+ */
+export function useReturnFocus(open: boolean) {
+  const button = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(open);
+  useEffect(() => {
+    if (wasOpen.current && !open) button.current?.focus();
+    wasOpen.current = open;
+  }, [open]);
+  return button;
 }
