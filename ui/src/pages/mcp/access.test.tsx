@@ -103,6 +103,28 @@ describe('MCP bindings', () => {
     ]);
   });
 
+  it('sends a typed tool allowlist as a list, and a disabled binding as enabled: false', async () => {
+    const gateway = renderTab('/mcp/bindings', {
+      [BINDINGS]: (request) => (request.method === 'POST' ? { status: 201, json: binding } : list([])),
+    });
+    await userEvent.click(await screen.findByRole('button', { name: 'New binding' }));
+    await screen.findByRole('option', { name: 'GitHub tools (github)' });
+    await userEvent.selectOptions(screen.getByLabelText('Server'), 'srv_1');
+    await userEvent.selectOptions(screen.getByLabelText('Scope type'), 'api_key');
+    await userEvent.type(screen.getByLabelText('Scope ID'), 'key_9');
+    await userEvent.type(screen.getByLabelText('Tool allowlist'), 'get_issue, list_repos');
+    await userEvent.click(screen.getByLabelText('Enabled'));
+    await userEvent.click(screen.getByRole('button', { name: 'Save binding' }));
+    await screen.findByRole('button', { name: 'New binding' });
+    expect(posts(gateway.to(BINDINGS))[0]!.body).toEqual({
+      server_id: 'srv_1',
+      scope_type: 'api_key',
+      scope_id: 'key_9',
+      enabled: false,
+      tool_allowlist: ['get_issue', 'list_repos'],
+    });
+  });
+
   it('shows an unknown scope (404 naming scope_id) next to the Scope ID field', async () => {
     renderTab('/mcp/bindings', {
       [BINDINGS]: (request) =>
@@ -143,7 +165,7 @@ describe('MCP bindings', () => {
 });
 
 describe('MCP tool policies', () => {
-  it('creates a server-wide policy: no scope fields, limits as numbers or null', async () => {
+  it('creates a server-wide policy: no scope fields, limits as numbers or null, enabled as ticked', async () => {
     const gateway = renderTab('/mcp/policies', {
       [POLICIES]: (request) => (request.method === 'POST' ? { status: 201, json: policy } : list([])),
     });
@@ -153,18 +175,20 @@ describe('MCP tool policies', () => {
     await userEvent.type(screen.getByLabelText('Tool name'), 'delete_repo');
     await userEvent.selectOptions(screen.getByLabelText('Require approval'), 'manual');
     await userEvent.type(screen.getByLabelText('Max calls per minute'), '10');
+    await userEvent.type(screen.getByLabelText('Max execution time (ms)'), '8000');
+    await userEvent.click(screen.getByLabelText(/^Enabled/));
     await userEvent.click(screen.getByRole('button', { name: 'Save policy' }));
     await screen.findByRole('button', { name: 'New policy' });
     expect(posts(gateway.to(POLICIES)).map((request) => request.body)).toEqual([
       {
         server_id: 'srv_1',
         tool_name: 'delete_repo',
-        enabled: true,
+        enabled: false,
         require_approval: 'manual',
         max_rpm: 10,
         max_concurrency: null,
         result_cache_ttl_seconds: null,
-        max_total_execution_time_ms: null,
+        max_total_execution_time_ms: 8000,
       },
     ]);
   });

@@ -132,6 +132,43 @@ describe('MCP servers', () => {
     expect(screen.queryByLabelText('Auth token')).toBeNull();
   });
 
+  it('sends the optional settings as the API names them: headers as a list, timeout as a number, enabled', async () => {
+    const gateway = fakeGateway({
+      [LIST]: (request) =>
+        request.method === 'GET'
+          ? list([])
+          : { status: 201, json: { ...server(), capabilities_refresh: { ok: false, error: 'disabled' } } },
+    });
+    renderConsole(<McpPage />, { fetch: gateway.fetch, path: '/mcp/servers', route: '/mcp/*' });
+    await userEvent.click(await screen.findByRole('button', { name: 'Register server' }));
+    await userEvent.type(screen.getByLabelText('Server key'), 'ops');
+    await userEvent.type(screen.getByLabelText('Base URL'), 'https://ops.example.com/mcp');
+    await userEvent.type(screen.getByLabelText('Forwarded headers'), 'x-tenant, x-user');
+    await userEvent.type(screen.getByLabelText('Request timeout (ms)'), '5000');
+    await userEvent.click(screen.getByLabelText('Enabled'));
+    await userEvent.click(screen.getByRole('button', { name: 'Register server' }));
+    await findRoleWith('alert', 'fetching its tools failed: disabled');
+    expect(gateway.to(LIST).find((request) => request.method === 'POST')?.body).toEqual({
+      server_key: 'ops',
+      base_url: 'https://ops.example.com/mcp',
+      enabled: false,
+      forwarded_headers_allowlist: ['x-tenant', 'x-user'],
+      request_timeout_ms: 5000,
+    });
+  });
+
+  it('refuses a timeout that is not whole milliseconds before asking the gateway', async () => {
+    const gateway = fakeGateway({ [LIST]: () => list([]) });
+    renderConsole(<McpPage />, { fetch: gateway.fetch, path: '/mcp/servers', route: '/mcp/*' });
+    await userEvent.click(await screen.findByRole('button', { name: 'Register server' }));
+    await userEvent.type(screen.getByLabelText('Server key'), 'ops');
+    await userEvent.type(screen.getByLabelText('Base URL'), 'https://ops.example.com/mcp');
+    await userEvent.type(screen.getByLabelText('Request timeout (ms)'), '2.5');
+    await userEvent.click(screen.getByRole('button', { name: 'Register server' }));
+    expect(description(screen.getByLabelText('Request timeout (ms)'))).toContain('Enter whole milliseconds.');
+    expect(gateway.to(LIST).filter((request) => request.method === 'POST')).toHaveLength(0);
+  });
+
   it('places a taken server key (409) next to the Server key field', async () => {
     const gateway = fakeGateway({
       [LIST]: (request) =>
