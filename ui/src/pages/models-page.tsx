@@ -53,7 +53,9 @@ function DeploymentsView(props: { data: DeploymentsAnswer }) {
           restart the gateway.
         </EmptyState>
       ) : (
-        data.model_groups.map((group) => <ModelGroupSection key={group.model} group={group} />)
+        data.model_groups.map((group) => (
+          <ModelGroupSection key={group.model} group={group} usageTracked={data.topology.usage_tracked} />
+        ))
       )}
       <FallbackEvents events={data.fallback_events} />
     </>

@@ -124,6 +124,15 @@ describe('Models and deployments page', () => {
     expect(within(table).getByText('No limit')).toBeTruthy();
   });
 
+  it('shows the limits without a usage when minute usage is not counted (the gateway reports zeros then)', async () => {
+    const untracked = answer();
+    untracked.topology.usage_tracked = false;
+    renderModels(() => untracked);
+    const table = await screen.findByRole('table', { name: 'Deployments of gpt-4o' });
+    expect(within(table).getByText('Limit 60 rpm (usage not counted)')).toBeTruthy();
+    expect(within(table).queryByRole('meter')).toBeNull();
+  });
+
   it('lists the fallback events with origin, destination, reason and attempt', async () => {
     renderModels(() => answer());
     const table = await screen.findByRole('table', { name: 'Fallback events' });
