@@ -4,6 +4,7 @@ import { errors } from '../../lib/error-catalogue.ts';
 import {
   AUDIT_ACTIONS,
   AUDIT_TARGET_TYPES,
+  type AuditFilter,
   type AuditRecord,
   decodeAuditCursor,
 } from '../../store/db/repositories/audit-repository.ts';
@@ -15,7 +16,7 @@ const INSTANT = 'An ISO 8601 date-time (2027-01-31T00:00:00Z) or epoch milliseco
 const Instant = (bound: string) =>
   Type.String({ minLength: 1, maxLength: 64, description: `${bound} ${INSTANT}` });
 
-const AuditQuery = Type.Object({
+export const AuditQuery = Type.Object({
   from: Type.Optional(Instant('Inclusive.')),
   to: Type.Optional(Instant('Exclusive.')),
   actor: Type.Optional(
@@ -66,22 +67,11 @@ export function registerAuditRoutes(app: App, deps: Pick<AppDependencies, 'audit
       },
     },
     async (request) => {
-      const { limit = 100, cursor, from, to, ...filter } = request.query;
+      const { limit = 100, cursor } = request.query;
       const position = cursor === undefined ? undefined : decodeAuditCursor(cursor);
       if (cursor !== undefined && !position)
         throw errors.invalidRequest('cursor: must be the next_cursor of an earlier page.', 'cursor');
-      const page = await deps.audit.list(
-        {
-          from: instant(from, 'from'),
-          to: instant(to, 'to'),
-          actor: filter.actor,
-          action: filter.action,
-          targetType: filter.target_type,
-          targetId: filter.target_id,
-          organizationId: filter.organization_id,
-        },
-        { limit, cursor: position },
-      );
+      const page = await deps.audit.list(auditFilter(request.query), { limit, cursor: position });
       return {
         object: 'list' as const,
         data: page.items.map(entryView),
@@ -91,6 +81,19 @@ export function registerAuditRoutes(app: App, deps: Pick<AppDependencies, 'audit
       };
     },
   );
+}
+
+/** The repository filter of the audit query (also read by the CSV export). */
+export function auditFilter(query: Omit<Type.Static<typeof AuditQuery>, 'limit' | 'cursor'>): AuditFilter {
+  return {
+    from: instant(query.from, 'from'),
+    to: instant(query.to, 'to'),
+    actor: query.actor,
+    action: query.action,
+    targetType: query.target_type,
+    targetId: query.target_id,
+    organizationId: query.organization_id,
+  };
 }
 
 function instant(text: string | undefined, field: string): number | undefined {
