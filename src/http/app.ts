@@ -23,6 +23,7 @@ import { registerCompletionsRoute } from './routes/completions-route.ts';
 import { registerConsoleRoutes } from './routes/console-routes.ts';
 import { registerConsoleStatic } from './routes/console-static.ts';
 import { registerEmbeddingsRoute } from './routes/embeddings-route.ts';
+import { registerExportRoutes } from './routes/export-routes.ts';
 import { registerFileRoutes } from './routes/file-routes.ts';
 import { registerHealthRoutes } from './routes/health-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
@@ -103,6 +104,7 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   registerTierPolicyRoutes(app, deps);
   registerSettingsRoutes(app, deps);
   registerConsoleRoutes(app, deps);
+  registerExportRoutes(app, deps);
   await registerConsoleStatic(app, {
     enabled: general.console_enabled,
     logger: deps.logger,
