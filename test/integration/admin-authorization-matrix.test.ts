@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminScopeRules } from '../../src/http/plugins/admin-scope.ts';
+import type { SpendLogsTable } from '../../src/store/db/tables.ts';
 import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
 import { availableBackends } from '../support/available-backends.ts';
 import type { Backend } from '../support/backends.ts';
@@ -87,6 +88,11 @@ describe.each(await availableBackends())('the admin authorization matrix on %s',
       })
     ).tier_policy_id;
     Object.assign(ids, { org_id: 'org-a', team_id: 'team-a', user_id: 'user-a' });
+    // One spend record of organization A, so exports of spend show what each administrator may see.
+    await gateway.gateway.database.db
+      .insertInto('spend_logs')
+      .values(spendRecordOfTeamA(ids.key_id, clock.now()))
+      .execute();
   });
   afterAll(async () => {
     await gateway?.close();
@@ -181,3 +187,33 @@ describe.each(await availableBackends())('the admin authorization matrix on %s',
     }
   });
 });
+
+function spendRecordOfTeamA(keyId: string | undefined, createdAt: number): SpendLogsTable {
+  return {
+    spend_id: 'spend-matrix',
+    request_id: 'req-matrix',
+    created_at: createdAt,
+    key_id: keyId ?? null,
+    user_id: null,
+    team_id: 'team-a',
+    organization_id: 'org-a',
+    model: 'demo',
+    model_group: 'demo',
+    deployment_id: 'demo-fake',
+    endpoint: '/v1/chat/completions',
+    attempts: 1,
+    stream: 0,
+    status: 200,
+    usage_known: 1,
+    prompt_tokens: 1,
+    completion_tokens: 1,
+    reasoning_tokens: null,
+    cached_tokens: null,
+    cache_creation_tokens: null,
+    total_tokens: 2,
+    cost: 0.001,
+    latency_ms: 10,
+    ttft_ms: null,
+    cache_hit: 0,
+  };
+}
