@@ -119,13 +119,15 @@ function SeriesChart<T extends object>(props: ChartFigureProps<T> & { height: nu
         {props.series.map((series) => (
           <Line
             key={series.key}
-            type="monotone"
+            // Straight segments: a smoothed curve would draw values between buckets that never happened.
+            type="linear"
             dataKey={series.key as string}
             name={series.label}
             stroke={series.color}
             strokeWidth={2}
             strokeDasharray={series.dash}
-            dot={false}
+            // A bucket between empty ones is a lone point, which a line alone would not draw.
+            dot={hasGaps(props.data, series.key) ? { r: 3, strokeDasharray: '' } : false}
             connectNulls={false}
             isAnimationActive={false}
           />
@@ -147,6 +149,10 @@ function SeriesChart<T extends object>(props: ChartFigureProps<T> & { height: nu
       ))}
     </BarChart>
   );
+}
+
+function hasGaps<T>(data: T[], key: keyof T): boolean {
+  return data.some((row) => row[key] === null || row[key] === undefined);
 }
 
 function ChartTable<T extends object>(props: ChartFigureProps<T>) {
