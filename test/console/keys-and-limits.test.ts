@@ -123,7 +123,7 @@ describe('keys and limits in the console', () => {
     expect((refusal as RateLimitError).code).toBe('key_budget_exceeded');
     expect((refusal as RateLimitError).param).toBe('key_budget');
 
-    await console.page.getByRole('link', { name: 'Overview' }).click();
+    await console.navigate('Overview');
     await console.page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
     const card = statCard(console.page, 'Budget rejections');
     await expect

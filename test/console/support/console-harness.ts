@@ -147,6 +147,14 @@ export class ConsolePage {
     await this.signIn(key);
   }
 
+  /** Follows a link of the console's main navigation ("Overview", "Models", "Keys & identities", …). */
+  async navigate(section: string): Promise<void> {
+    await this.page
+      .getByRole('navigation', { name: 'Console sections' })
+      .getByRole('link', { name: section, exact: true })
+      .click();
+  }
+
   /** Full-page screenshot into test-results/console/<flow>-<name>.png (gitignored). */
   async screenshot(name: string): Promise<void> {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });

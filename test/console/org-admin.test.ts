@@ -1,0 +1,93 @@
+/**
+ * Flow 7 (issue 17): an organization administrator signed in with their own key sees only their
+ * organization's keys and teams, is told the Overview covers their organization only, and is offered no
+ * MCP server writes (the admin API would refuse them: docs/api.md, admin scope).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminOk, createKey, registerServer } from '../support/mcp-fixtures.ts';
+import { type ConsoleHarness, startConsoleHarness } from './support/console-harness.ts';
+import { expectNoProblems, table } from './support/page-queries.ts';
+
+describe('an organization administrator in the console', () => {
+  let harness: ConsoleHarness;
+  let orgAdminKey: string;
+
+  beforeAll(async () => {
+    harness = await startConsoleHarness();
+    const gateway = harness.gateway;
+    for (const [org, alias] of [
+      ['org-acme', 'Acme'],
+      ['org-globex', 'Globex'],
+    ] as const) {
+      await adminOk(gateway, 'POST', '/ui/api/organizations', {
+        organization_id: org,
+        organization_alias: alias,
+      });
+      await adminOk(gateway, 'POST', '/ui/api/teams', {
+        team_id: `${org}-team`,
+        team_alias: `${alias} research`,
+        organization_id: org,
+      });
+      await createKey(gateway, { key_name: `${alias.toLowerCase()}-service`, team_id: `${org}-team` });
+    }
+    await adminOk(gateway, 'POST', '/ui/api/users', {
+      user_id: 'ada',
+      role: 'org_admin',
+      organization_id: 'org-acme',
+    });
+    orgAdminKey = (await createKey(gateway, { user_id: 'ada', key_name: 'ada-admin' })).key;
+    await registerServer(gateway, {
+      server_key: 'wiki',
+      name: 'Company wiki',
+      base_url: 'http://127.0.0.1:9/mcp',
+      enabled: false,
+    });
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it('sees only organization A’s keys and teams, the organization-only note, and no MCP server writes', async () => {
+    const console = await harness.openConsole('org-admin');
+    const page = console.page;
+    await console.openSignedIn(orgAdminKey);
+    await expect.poll(() => page.getByTestId('actor').innerText()).toContain('org-acme');
+
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page
+      .getByText(/organization org-acme only/i)
+      .first()
+      .waitFor();
+    await console.screenshot('overview');
+
+    await console.navigate('Keys & identities');
+    const keys = table(page, 'Keys');
+    await keys.getByText('acme-service', { exact: true }).waitFor();
+    expect(await keys.getByText('globex-service').count()).toBe(0);
+    await console.screenshot('keys');
+
+    await page.getByRole('link', { name: 'Teams', exact: true }).click();
+    const teams = table(page, 'Teams');
+    await teams.getByText('Acme research', { exact: true }).waitFor();
+    expect(await teams.getByText('Globex research').count()).toBe(0);
+    await console.screenshot('teams');
+
+    await page.getByRole('link', { name: 'Organizations', exact: true }).click();
+    const organizations = table(page, 'Organizations');
+    await organizations.getByText('Acme', { exact: true }).waitFor();
+    expect(await organizations.getByText('Globex').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'New organization' }).count()).toBe(0);
+
+    await console.navigate('MCP');
+    const servers = table(page, 'MCP servers');
+    await servers.getByText('Company wiki').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Register server' }).count()).toBe(0);
+    await console.screenshot('mcp-servers');
+    await servers.getByRole('link', { name: 'Company wiki' }).click();
+    await page.getByRole('heading', { name: 'Company wiki' }).waitFor();
+    for (const write of ['Refresh tools', 'Edit', 'Delete'])
+      expect(await page.getByRole('button', { name: write, exact: true }).count(), write).toBe(0);
+    await console.screenshot('mcp-server-detail');
+    expectNoProblems(console);
+  });
+});
