@@ -20,8 +20,6 @@ export interface FormField {
   /** For kind 'select': the choices; '' is "none" (sent as null). */
   options?: ReadonlyArray<{ value: string; label: string }>;
   inputType?: 'text' | 'email';
-  /** Shown but never sent (e.g. an id fixed after creation). */
-  readOnly?: boolean;
 }
 
 /** The text of every field of a form, by API field name. */
@@ -175,7 +173,7 @@ function bodyOf(
   const body: Record<string, unknown> = {};
   const errors: Record<string, string> = {};
   for (const field of fields) {
-    if (field.readOnly || !include(field)) continue;
+    if (!include(field)) continue;
     const parsed = parseField(field, draft[field.name] ?? '');
     if ('error' in parsed) errors[field.name] = parsed.error;
     else body[field.name] = parsed.value;

@@ -27,11 +27,8 @@ const groupLegends: Record<Exclude<FieldGroup, 'details'>, string> = {
   models: 'Per-model limits',
 };
 
-export function IdentityForm<T>(props: IdentityFormProps<T>) {
-  const titleId = useId();
-  const heading = useRef<HTMLHeadingElement>(null);
-  // A form opened from a button (New key, Edit) takes the focus, so keyboard users land in it.
-  useEffect(() => heading.current?.focus(), []);
+/** The form's state: the draft, what was last saved (an edit's baseline), errors, and the save itself. */
+function useIdentityForm<T>(props: IdentityFormProps<T>) {
   const [draft, setDraft] = useState<Draft>(props.initial);
   const [baseline, setBaseline] = useState<Draft>(props.initial);
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
@@ -48,8 +45,6 @@ export function IdentityForm<T>(props: IdentityFormProps<T>) {
     mutation.error,
     props.fields.map((field) => field.name),
   );
-  const errorOf = (name: string) => localErrors[name] ?? apiErrors.field[name];
-
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setNote(null);
@@ -64,43 +59,39 @@ export function IdentityForm<T>(props: IdentityFormProps<T>) {
     }
     mutation.mutate({ body, sent: draft });
   };
-
-  const input = (field: FormField) => {
-    const common = {
-      label: field.label,
-      value: draft[field.name] ?? '',
-      error: errorOf(field.name),
-      disabled: field.readOnly,
-    };
-    const onChange = (value: string) => setDraft((current) => ({ ...current, [field.name]: value }));
-    if (field.kind === 'select')
-      return (
-        <SelectField key={field.name} {...common} onChange={(event) => onChange(event.target.value)}>
-          {field.options?.map((option) => (
-            <option key={option.value} value={option.value}>
-              {option.label}
-            </option>
-          ))}
-        </SelectField>
-      );
-    return (
-      <Field
-        key={field.name}
-        {...common}
-        hint={field.hint}
-        type={field.inputType ?? 'text'}
-        inputMode={field.kind === 'integer' ? 'numeric' : field.kind === 'usd' ? 'decimal' : undefined}
-        autoComplete="off"
-        onChange={(event) => onChange(event.target.value)}
-      />
-    );
+  return {
+    draft,
+    change: (name: string, value: string) => setDraft((current) => ({ ...current, [name]: value })),
+    errorOf: (name: string): string | undefined => localErrors[name] ?? apiErrors.field[name],
+    formError: apiErrors.form ? errorMessage(mutation.error) : null,
+    note,
+    pending: mutation.isPending,
+    submit,
   };
+}
+
+export function IdentityForm<T>(props: IdentityFormProps<T>) {
+  const titleId = useId();
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A form opened from a button (New key, Edit) takes the focus, so keyboard users land in it.
+  useEffect(() => heading.current?.focus(), []);
+  const form = useIdentityForm(props);
+  const input = (field: FormField) => (
+    <FieldInput
+      key={field.name}
+      field={field}
+      value={form.draft[field.name] ?? ''}
+      error={form.errorOf(field.name)}
+      onChange={(value) => form.change(field.name, value)}
+    />
+  );
   const inGroup = (group: FieldGroup) => props.fields.filter((field) => field.group === group);
   const modelFields = inGroup('models');
-  const openModels = modelFields.some((field) => errorOf(field.name) || (draft[field.name] ?? '') !== '');
+  // Per-model limits start folded, unless one is set or refused.
+  const openModels = modelFields.some((field) => form.errorOf(field.name) || form.draft[field.name]);
 
   return (
-    <form className="card identity-form" aria-labelledby={titleId} onSubmit={submit} noValidate>
+    <form className="card identity-form" aria-labelledby={titleId} onSubmit={form.submit} noValidate>
       <h3 id={titleId} ref={heading} tabIndex={-1}>
         {props.title}
       </h3>
@@ -122,24 +113,54 @@ export function IdentityForm<T>(props: IdentityFormProps<T>) {
           <div className="form-grid">{modelFields.map(input)}</div>
         </details>
       )}
-      {apiErrors.form && (
+      {form.formError && (
         <div className="notice notice-error" role="alert">
-          {errorMessage(mutation.error)}
+          {form.formError}
         </div>
       )}
-      {note && (
+      {form.note && (
         <p className="notice notice-ok" role="status">
-          {note}
+          {form.note}
         </p>
       )}
       <div className="form-actions">
-        <button type="submit" disabled={mutation.isPending}>
-          {mutation.isPending ? (props.mode === 'create' ? 'Creating…' : 'Saving…') : props.submitLabel}
+        <button type="submit" disabled={form.pending}>
+          {form.pending ? (props.mode === 'create' ? 'Creating…' : 'Saving…') : props.submitLabel}
         </button>
         <button type="button" className="button-secondary" onClick={props.onCancel}>
           {props.mode === 'create' ? 'Cancel' : 'Close'}
         </button>
       </div>
     </form>
+  );
+}
+
+function FieldInput(props: {
+  field: FormField;
+  value: string;
+  error: string | undefined;
+  onChange: (value: string) => void;
+}) {
+  const { field } = props;
+  const common = { label: field.label, value: props.value, error: props.error };
+  if (field.kind === 'select')
+    return (
+      <SelectField {...common} onChange={(event) => props.onChange(event.target.value)}>
+        {field.options?.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </SelectField>
+    );
+  return (
+    <Field
+      {...common}
+      hint={field.hint}
+      type={field.inputType ?? 'text'}
+      inputMode={field.kind === 'integer' ? 'numeric' : field.kind === 'usd' ? 'decimal' : undefined}
+      autoComplete="off"
+      onChange={(event) => props.onChange(event.target.value)}
+    />
   );
 }

@@ -232,4 +232,28 @@ describe('Keys & identities tabs', () => {
     expect(screen.getByRole('heading', { name: 'Edit org-admin-1' })).toBeTruthy();
     expect(screen.getByText(/This is you: another role or organization can end your access/)).toBeTruthy();
   });
+
+  it('shows "Saving…" on a disabled button while an edit is on its way, then "Saved changes."', async () => {
+    const user = userEvent.setup();
+    let answer: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const fake = gateway({
+      '/ui/api/organizations/org-1': async (request) => {
+        await answered;
+        return { ...organizations[0], ...(request.body as object) };
+      },
+    });
+    open(fake, '/identities/organizations');
+    await screen.findByRole('table', { name: 'Organizations' });
+    await user.click(screen.getByRole('button', { name: 'Edit Acme' }));
+    await user.type(screen.getByLabelText('Budget duration'), '30d');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    const saving = await screen.findByRole('button', { name: 'Saving…' });
+    expect((saving as HTMLButtonElement).disabled).toBe(true);
+    answer();
+    expect(await screen.findByText('Saved changes.')).toBeTruthy();
+    expect(fake.to('/ui/api/organizations/org-1')[0]?.body).toEqual({ budget_duration: '30d' });
+  });
 });

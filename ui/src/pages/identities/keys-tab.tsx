@@ -1,6 +1,6 @@
 /** Keys: list with search and an owner (team or user) filter, create (secret shown once), edit limits, block, revoke. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
@@ -20,23 +20,9 @@ import {
 } from './list-tools.tsx';
 import { type CreatedKey, type KeyView, keyLabel, type TeamView, teamLabel, type UserView } from './types.ts';
 
-export function KeysTab(props: { now?: () => number }) {
-  const queryClient = useQueryClient();
-  const [creating, setCreating] = useState(false);
-  const [created, setCreated] = useState<CreatedKey | null>(null);
-  const [editing, setEditing] = useState<KeyView | null>(null);
-  const [search, setSearch] = useState('');
-  const [filters, setFilters] = useState({ team_id: '', user_id: '' });
-  const { query, setOffset } = usePagedList<KeyView>('keys', filters);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['keys'] });
-  const now = (props.now ?? Date.now)();
-  const newKeyButton = useReturnFocus(creating || created !== null);
-  const secretBox = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (created) secretBox.current?.focus();
-  }, [created]);
-
-  const columns: Column<KeyView>[] = [
+/** The key table's columns; `actions` renders a row's buttons. */
+function keyColumns(now: number, actions: (key: KeyView) => ReactNode): Column<KeyView>[] {
+  return [
     // The name has a cell of its own, so it can be found by its exact text.
     { header: 'Name', cell: (key) => key.key_name ?? <em>Unnamed</em> },
     {
@@ -55,18 +41,28 @@ export function KeysTab(props: { now?: () => number }) {
     { header: 'Limits', cell: (key) => limitsSummary(key) },
     { header: 'Spend', numeric: true, cell: (key) => <SpendCell spend={key.spend} /> },
     { header: 'Budget', cell: (key) => <BudgetCell record={key} spend={key.spend} /> },
-    {
-      header: 'Actions',
-      cell: (key) => (
-        <KeyActions
-          keyView={key}
-          onEdit={() => setEditing(key)}
-          onChanged={refresh}
-          onRevoked={() => setEditing((open) => (open?.key_id === key.key_id ? null : open))}
-        />
-      ),
-    },
+    { header: 'Actions', cell: actions },
   ];
+}
+
+export function KeysTab(props: { now?: () => number }) {
+  const queryClient = useQueryClient();
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [editing, setEditing] = useState<KeyView | null>(null);
+  const [search, setSearch] = useState('');
+  const [filters, setFilters] = useState({ team_id: '', user_id: '' });
+  const { query, setOffset } = usePagedList<KeyView>('keys', filters);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ['keys'] });
+  const newKeyButton = useReturnFocus(creating || created !== null);
+  const columns = keyColumns((props.now ?? Date.now)(), (key) => (
+    <KeyActions
+      keyView={key}
+      onEdit={() => setEditing(key)}
+      onChanged={refresh}
+      onRevoked={() => setEditing((open) => (open?.key_id === key.key_id ? null : open))}
+    />
+  ));
 
   return (
     <section aria-labelledby="keys-title">
@@ -88,16 +84,7 @@ export function KeysTab(props: { now?: () => number }) {
           }}
         />
       )}
-      {created && (
-        <div ref={secretBox} tabIndex={-1} className="focus-target">
-          <SecretOnce title="Key created" secret={created.key} onClose={() => setCreated(null)}>
-            <p>
-              {keyLabel(created)} ({created.key_id}): send it as <code>Authorization: Bearer …</code> to{' '}
-              <code>/v1/chat/completions</code>.
-            </p>
-          </SecretOnce>
-        </div>
-      )}
+      {created && <NewKeySecret key={created.key_id} created={created} onClose={() => setCreated(null)} />}
       {editing && (
         <EditKeyForm
           key={editing.key_id}
@@ -113,13 +100,13 @@ export function KeysTab(props: { now?: () => number }) {
       <ListUpdating query={query} what="keys" />
       <QueryState query={query} what="keys">
         {(page) => {
-          const rows = page.data.filter((key) =>
-            matchesSearch(search, key.key_name, key.key_id, key.key_prefix, key.team_id, key.user_id),
-          );
           if (page.total === 0 && !filters.team_id && !filters.user_id)
             return (
               <EmptyState title="No keys yet. Create one with New key, then call /v1/chat/completions with it." />
             );
+          const rows = page.data.filter((key) =>
+            matchesSearch(search, key.key_name, key.key_id, key.key_prefix, key.team_id, key.user_id),
+          );
           return (
             <>
               {rows.length === 0 ? (
@@ -135,6 +122,23 @@ export function KeysTab(props: { now?: () => number }) {
         }}
       </QueryState>
     </section>
+  );
+}
+
+/** The new key's secret, shown once; it takes the focus, since the form that was focused has gone. */
+function NewKeySecret(props: { created: CreatedKey; onClose: () => void }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => box.current?.focus(), []);
+  const { created } = props;
+  return (
+    <div ref={box} tabIndex={-1} className="focus-target">
+      <SecretOnce title="Key created" secret={created.key} onClose={props.onClose}>
+        <p>
+          {keyLabel(created)} ({created.key_id}): send it as <code>Authorization: Bearer …</code> to{' '}
+          <code>/v1/chat/completions</code>.
+        </p>
+      </SecretOnce>
+    </div>
   );
 }
 
