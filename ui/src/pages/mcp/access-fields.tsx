@@ -1,9 +1,6 @@
 /** Form pieces shared by the binding and policy forms: the server picker and the scope fields. */
-import { useQuery } from '@tanstack/react-query';
-import { useSession } from '../../auth/session.tsx';
 import { Field, SelectField } from '../../components/field.tsx';
-import type { ListAnswer, McpServer, ScopeType } from './mcp-types.ts';
-import { serversKey } from './servers-tab.tsx';
+import type { McpServer, ScopeType } from './mcp-types.ts';
 
 export const scopeNames: Record<ScopeType, string> = {
   organization: 'Organization',
@@ -14,19 +11,6 @@ export const scopeNames: Record<ScopeType, string> = {
 export function scopeLabel(scopeType: ScopeType | null, scopeId: string | null): string {
   if (scopeType === null) return 'Server-wide default';
   return `${scopeNames[scopeType]} ${scopeId ?? ''}`.trim();
-}
-
-/** The servers the forms pick from, and a lookup of their keys for the tables. */
-export function useServers() {
-  const { api } = useSession();
-  const query = useQuery({
-    queryKey: serversKey,
-    queryFn: () => api.get<ListAnswer<McpServer>>('/mcp-servers', { limit: 500 }),
-  });
-  const servers = query.data?.data ?? [];
-  const keyOf = (serverId: string) =>
-    servers.find((server) => server.server_id === serverId)?.server_key ?? serverId;
-  return { query, servers, keyOf };
 }
 
 export function ServerSelect(props: {

@@ -11,8 +11,8 @@ import { Field, SelectField } from '../../components/field.tsx';
 import { formatAge, formatTime } from '../../components/format.ts';
 import { PolledState } from '../../components/polled-state.tsx';
 import { EmptyState, ErrorNotice } from '../../components/query-state.tsx';
-import { useServers } from './access-fields.tsx';
 import { approvalToolName, type ListAnswer, type McpApproval } from './mcp-types.ts';
+import { useServers } from './use-servers.ts';
 
 export const APPROVALS_POLL_MS = 5_000;
 const pendingKey = ['mcp', 'approvals', 'pending'] as const;

@@ -7,8 +7,9 @@ import { type Column, DataTable } from '../../components/data-table.tsx';
 import { Field, fieldErrors } from '../../components/field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
-import { ScopeFields, type ScopeValue, ServerSelect, scopeLabel, useServers } from './access-fields.tsx';
+import { ScopeFields, type ScopeValue, ServerSelect, scopeLabel } from './access-fields.tsx';
 import type { ListAnswer, McpBinding } from './mcp-types.ts';
+import { useServers } from './use-servers.ts';
 
 const FIELDS = ['server_id', 'scope_type', 'scope_id', 'enabled', 'tool_allowlist'] as const;
 

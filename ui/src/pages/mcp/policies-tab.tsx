@@ -6,9 +6,10 @@ import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { formatCount } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
-import { scopeLabel, useServers } from './access-fields.tsx';
+import { scopeLabel } from './access-fields.tsx';
 import type { ListAnswer, McpPolicy } from './mcp-types.ts';
 import { PolicyForm } from './policy-form.tsx';
+import { useServers } from './use-servers.ts';
 
 export function PoliciesTable(props: {
   policies: McpPolicy[];

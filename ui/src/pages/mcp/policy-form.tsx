@@ -7,8 +7,9 @@ import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { Field, fieldErrors, optionalNumber, SelectField } from '../../components/field.tsx';
 import { ErrorNotice } from '../../components/query-state.tsx';
-import { ScopeFields, type ScopeValue, ServerSelect, useServers } from './access-fields.tsx';
+import { ScopeFields, type ScopeValue, ServerSelect } from './access-fields.tsx';
 import type { McpPolicy } from './mcp-types.ts';
+import { useServers } from './use-servers.ts';
 
 /** The policy's numeric limits, each with its form label; empty means no limit (null). */
 const LIMITS = [

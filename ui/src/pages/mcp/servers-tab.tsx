@@ -1,15 +1,14 @@
 /** The MCP servers list and the registration form (proxy administrators only register). */
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useSession } from '../../auth/session.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { formatCount, formatTime } from '../../components/format.ts';
 import { EmptyState, QueryState } from '../../components/query-state.tsx';
-import type { ListAnswer, McpServer, RefreshOutcome } from './mcp-types.ts';
+import type { McpServer, RefreshOutcome } from './mcp-types.ts';
 import { ServerForm } from './server-form.tsx';
-
-export const serversKey = ['mcp', 'servers'] as const;
+import { useServers } from './use-servers.ts';
 
 function AuthSummary(props: { server: McpServer }) {
   return props.server.auth_config.token_set ? <>Bearer token set</> : <span className="muted">None</span>;
@@ -68,10 +67,7 @@ export function ServersTab() {
   const { api, isProxyAdmin } = useSession();
   const queryClient = useQueryClient();
   const [registering, setRegistering] = useState(false);
-  const query = useQuery({
-    queryKey: serversKey,
-    queryFn: () => api.get<ListAnswer<McpServer>>('/mcp-servers', { limit: 500 }),
-  });
+  const { query } = useServers();
   const register = useMutation({
     mutationFn: (body: Record<string, unknown>) => api.post<Registered>('/mcp-servers', body),
     onSuccess: async () => {
