@@ -2,15 +2,16 @@
  * The Audit log tab (/ui/spend/audit): admin changes, newest first, filtered (filters kept in the URL),
  * paged with "Load more", exported as CSV with the same filters.
  */
-import { useInfiniteQuery } from '@tanstack/react-query';
+import { type InfiniteData, type UseInfiniteQueryResult, useInfiniteQuery } from '@tanstack/react-query';
 import type { QueryValue } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
 import { DataTable } from '../../components/data-table.tsx';
 import { fieldErrors } from '../../components/field.tsx';
-import { formatCount, formatTime } from '../../components/format.ts';
+import { formatTime } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, Loading } from '../../components/query-state.tsx';
 import { ExportCsvButton } from './export-csv-button.tsx';
 import { FilterForm } from './filter-form.tsx';
+import { LoadMore } from './load-more.tsx';
 import type { AuditAnswer, AuditEntry } from './spend-types.ts';
 import { dayAfter, type FilterSpec, type FilterValues, useUrlFilters } from './url-filters.ts';
 
@@ -72,8 +73,6 @@ export function AuditTab() {
     getNextPageParam: (page) => (page.has_more ? page.next_cursor : null),
   });
   const refusal = fieldErrors(query.error, filterNames).field;
-  const refused = Object.keys(refusal).length > 0;
-  const entries = query.data?.pages.flatMap((page) => page.data) ?? [];
   return (
     <>
       <FilterForm
@@ -87,46 +86,35 @@ export function AuditTab() {
         <h2>Audit log</h2>
         <ExportCsvButton path="/audit/export" query={params} fileStem="audit-log" />
       </div>
-      {query.isPending ? (
-        <Loading what="the audit log" />
-      ) : query.isError && query.data === undefined ? (
-        refused ? (
-          <p className="notice notice-error">No entries: fix the filter marked above.</p>
-        ) : (
-          <ErrorNotice
-            error={query.error}
-            title="Could not load the audit log"
-            retry={() => query.refetch()}
-          />
-        )
-      ) : entries.length === 0 ? (
-        <EmptyState title="No audit entries match these filters.">
-          Every change made here or through the admin API (keys, teams, users, MCP servers, approvals) is
-          recorded; clear a filter or widen the dates.
-        </EmptyState>
-      ) : (
-        <>
-          <AuditTable entries={entries} />
-          <div className="load-more">
-            <span className="table-note">
-              {formatCount(entries.length)} entries{query.hasNextPage ? ', more are older' : ', all shown'}
-            </span>
-            {query.hasNextPage && (
-              <button
-                type="button"
-                className="button-secondary"
-                disabled={query.isFetchingNextPage}
-                onClick={() => query.fetchNextPage()}
-              >
-                {query.isFetchingNextPage ? 'Loading more…' : 'Load more'}
-              </button>
-            )}
-            {query.isFetchNextPageError && (
-              <ErrorNotice error={query.error} title="Could not load more entries" />
-            )}
-          </div>
-        </>
-      )}
+      <AuditEntries query={query} filterRefused={Object.keys(refusal).length > 0} />
+    </>
+  );
+}
+
+function AuditEntries(props: {
+  query: UseInfiniteQueryResult<InfiniteData<AuditAnswer, unknown>>;
+  filterRefused: boolean;
+}) {
+  const { query } = props;
+  if (query.isPending) return <Loading what="the audit log" />;
+  if (query.isError && query.data === undefined)
+    return props.filterRefused ? (
+      <p className="notice notice-error">No entries: fix the filter marked above.</p>
+    ) : (
+      <ErrorNotice error={query.error} title="Could not load the audit log" retry={() => query.refetch()} />
+    );
+  const entries = query.data?.pages.flatMap((page) => page.data) ?? [];
+  if (entries.length === 0)
+    return (
+      <EmptyState title="No audit entries match these filters.">
+        Every change made here or through the admin API (keys, teams, users, MCP servers, approvals) is
+        recorded; clear a filter or widen the dates.
+      </EmptyState>
+    );
+  return (
+    <>
+      <AuditTable entries={entries} />
+      <LoadMore query={query} shown={entries.length} noun="entries" />
     </>
   );
 }

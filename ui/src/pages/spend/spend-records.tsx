@@ -3,6 +3,7 @@ import type { InfiniteData, UseInfiniteQueryResult } from '@tanstack/react-query
 import { DataTable } from '../../components/data-table.tsx';
 import { formatCount, formatMs, formatTime, formatUsd } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, Loading } from '../../components/query-state.tsx';
+import { LoadMore } from './load-more.tsx';
 import type { SpendLogsAnswer, SpendRecord } from './spend-types.ts';
 
 export type RecordsQuery = UseInfiniteQueryResult<InfiniteData<SpendLogsAnswer, unknown>>;
@@ -47,24 +48,7 @@ export function SpendRecords(props: { query: RecordsQuery; filterRefused: boolea
           { header: 'Latency', numeric: true, cell: (row) => formatMs(row.latency_ms) },
         ]}
       />
-      <div className="load-more">
-        <span className="table-note">
-          {formatCount(records.length)} records{query.hasNextPage ? ', more are older' : ', all shown'}
-        </span>
-        {query.hasNextPage && (
-          <button
-            type="button"
-            className="button-secondary"
-            disabled={query.isFetchingNextPage}
-            onClick={() => query.fetchNextPage()}
-          >
-            {query.isFetchingNextPage ? 'Loading more…' : 'Load more'}
-          </button>
-        )}
-        {query.isFetchNextPageError && (
-          <ErrorNotice error={query.error} title="Could not load more records" />
-        )}
-      </div>
+      <LoadMore query={query} shown={records.length} noun="records" />
     </>
   );
 }
