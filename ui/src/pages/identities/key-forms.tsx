@@ -81,10 +81,17 @@ export function CreateKeyForm(props: { onCreated: (key: CreatedKey) => void; onC
   );
 }
 
-const editFields = [keyName, models, ...limitFieldsOf.key];
-
 export function EditKeyForm(props: { keyView: KeyView; onSaved: () => void; onClose: () => void }) {
   const { api } = useSession();
+  const teams = useOptions<TeamView>('teams');
+  const users = useOptions<UserView>('users');
+  // Team and user stay editable: moving a key moves it under that team's or user's limits and budget.
+  const editFields = [
+    keyName,
+    ...ownerFields(teams.data?.data ?? [], users.data?.data ?? []),
+    models,
+    ...limitFieldsOf.key,
+  ];
   return (
     <IdentityForm
       title={`Edit ${keyLabel(props.keyView)}`}

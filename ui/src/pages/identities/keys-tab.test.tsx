@@ -170,6 +170,24 @@ describe('Keys tab', () => {
     expect(gateway.to('/ui/api/keys/key-1')[0]?.body).toEqual({ max_budget: null });
   });
 
+  it('moves a key out of its team with team_id: null, and shows when it expires', async () => {
+    const user = userEvent.setup();
+    const key = keyRecord({ key_id: 'key-1', key_name: 'ci-key', team_id: 'team-a', expires_at: null });
+    const gateway = keysGateway([key], {
+      '/ui/api/keys/key-1': (request) => ({ ...key, ...(request.body as object) }),
+    });
+    openKeys(gateway);
+    const table = await keysTable();
+    expect(within(table).getByText('Never')).toBeTruthy();
+    await user.click(screen.getByRole('button', { name: 'Edit ci-key' }));
+    const team = (await screen.findByLabelText('Team')) as HTMLSelectElement;
+    await waitFor(() => expect(team.value).toBe('team-a'));
+    await user.selectOptions(team, 'No team');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await screen.findByText('Saved changes.');
+    expect(gateway.to('/ui/api/keys/key-1')[0]?.body).toEqual({ team_id: null });
+  });
+
   it('blocks with PUT blocked: true and revokes with DELETE only after the confirmation', async () => {
     const user = userEvent.setup();
     const key = keyRecord({ key_id: 'key-1', key_name: 'ci-key' });

@@ -5,6 +5,7 @@ import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { SelectField } from '../../components/field.tsx';
+import { formatTime } from '../../components/format.ts';
 import { EmptyState, errorMessage, QueryState } from '../../components/query-state.tsx';
 import { SecretOnce } from '../../components/secret-once.tsx';
 import { BudgetCell, KeyStatusBadge, keyStatus, limitsSummary, SpendCell } from './cells.tsx';
@@ -35,6 +36,7 @@ function keyColumns(now: number, actions: (key: KeyView) => ReactNode): Column<K
       ),
     },
     { header: 'Status', cell: (key) => <KeyStatusBadge status={keyStatus(key, now)} /> },
+    { header: 'Expires', cell: (key) => (key.expires_at ? formatTime(key.expires_at) : 'Never') },
     { header: 'Team', cell: (key) => key.team_id ?? '—' },
     { header: 'User', cell: (key) => key.user_id ?? '—' },
     { header: 'Models', cell: (key) => (key.models?.length ? key.models.join(', ') : 'All') },
