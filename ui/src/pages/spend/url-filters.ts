@@ -52,6 +52,7 @@ export function useUrlFilters<N extends string>(
 export function dayAfter(day: string): string {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return day;
   const start = Date.parse(`${day}T00:00:00Z`);
-  if (!Number.isFinite(start)) return day;
+  // Not a calendar day (2026-02-30 would roll over into March): leave it for the gateway to name.
+  if (!Number.isFinite(start) || !new Date(start).toISOString().startsWith(day)) return day;
   return new Date(start + 86_400_000).toISOString().slice(0, 10);
 }
