@@ -5,7 +5,13 @@ import type { QueryValue } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
 import { Field } from '../../components/field.tsx';
 import { formatCount } from '../../components/format.ts';
-import type { ListPage, OrganizationView, TeamView, UserView } from './types.ts';
+import {
+  type ListPage,
+  type OrganizationView,
+  organizationLabel,
+  type TeamView,
+  type UserView,
+} from './types.ts';
 
 export const PAGE_SIZE = 50;
 /** The largest page the API gives (PageQuery maximum); option lists for selects read one. */
@@ -112,4 +118,19 @@ export function useReturnFocus(open: boolean) {
     wasOpen.current = open;
   }, [open]);
   return button;
+}
+
+/**
+ * The organization choices: those the API lists for this administrator (an organization
+ * administrator's own only; a team or user outside it is the API's 403, shown on the form).
+ */
+export function useOrganizationOptions(noneLabel: string) {
+  const organizations = useOptions<OrganizationView>('organizations');
+  return [
+    { value: '', label: noneLabel },
+    ...(organizations.data?.data ?? []).map((org) => ({
+      value: org.organization_id,
+      label: organizationLabel(org),
+    })),
+  ];
 }

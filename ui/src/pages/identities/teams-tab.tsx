@@ -7,26 +7,11 @@ import { BudgetCell, limitsSummary, SpendCell } from './cells.tsx';
 import { EntityTab } from './entity-tab.tsx';
 import { draftOf, type FormField, limitFieldsOf } from './form-fields.ts';
 import { IdentityForm } from './identity-form.tsx';
-import { useOptions } from './list-tools.tsx';
-import { type OrganizationView, organizationLabel, type TeamView, teamLabel } from './types.ts';
+import { useOrganizationOptions } from './list-tools.tsx';
+import { type TeamView, teamLabel } from './types.ts';
 
 const alias: FormField = { name: 'team_alias', label: 'Team alias', kind: 'text', group: 'details' };
 const editFields = [alias, ...limitFieldsOf.team];
-
-/**
- * The organization choices: those the API lists for this administrator (an organization
- * administrator's own only; a team or user outside it is the API's 403, shown on the form).
- */
-export function useOrganizationOptions(noneLabel: string) {
-  const organizations = useOptions<OrganizationView>('organizations');
-  return [
-    { value: '', label: noneLabel },
-    ...(organizations.data?.data ?? []).map((org) => ({
-      value: org.organization_id,
-      label: organizationLabel(org),
-    })),
-  ];
-}
 
 function CreateTeamForm(props: { close: () => void; created: () => void }) {
   const { api, organizationId } = useSession();

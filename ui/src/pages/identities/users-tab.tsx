@@ -7,8 +7,7 @@ import { BudgetCell, limitsSummary } from './cells.tsx';
 import { EntityTab } from './entity-tab.tsx';
 import { draftOf, type FormField, limitFieldsOf } from './form-fields.ts';
 import { IdentityForm } from './identity-form.tsx';
-import { useOptions } from './list-tools.tsx';
-import { useOrganizationOptions } from './teams-tab.tsx';
+import { useOptions, useOrganizationOptions } from './list-tools.tsx';
 import { type TeamView, teamLabel, type UserView } from './types.ts';
 
 export const roleLabels: Record<string, string> = {
