@@ -147,6 +147,22 @@ describe('Spend tab', () => {
     expect((screen.getByLabelText('Model') as HTMLInputElement).value).toBe('');
   });
 
+  it('follows the URL when it changes under the form (the Spend tab link clears the filters)', async () => {
+    const gateway = fakeGateway({ [SUMMARY]: summary, [LOGS]: pagedLogs });
+    renderConsole(<SpendPage />, {
+      fetch: gateway.fetch,
+      route: '/spend/*',
+      path: '/spend?model=gpt-4o-mini',
+    });
+    await screen.findByRole('table', { name: 'Spend records' });
+    expect((screen.getByLabelText('Model') as HTMLInputElement).value).toBe('gpt-4o-mini');
+
+    await userEvent.click(screen.getByRole('link', { name: 'Spend' }));
+
+    await waitFor(() => expect((screen.getByLabelText('Model') as HTMLInputElement).value).toBe(''));
+    expect(gateway.to(LOGS).at(-1)?.query.get('model')).toBeNull();
+  });
+
   it('draws "Spend by day" and the summary table when grouped by day', async () => {
     const gateway = fakeGateway({ [SUMMARY]: summary, [LOGS]: pagedLogs });
     renderConsole(<SpendPage />, { fetch: gateway.fetch, route: '/spend/*', path: '/spend' });
