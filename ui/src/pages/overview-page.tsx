@@ -2,7 +2,7 @@
  * Overview (/ui/): the gateway's traffic, latency, tokens and spend over a time window kept in the URL
  * (?window=7d), refreshed every 30 s while the tab is visible.
  */
-import { type UseQueryResult, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, type UseQueryResult, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import type { OverviewAnswer, OverviewWindow } from '../api/console-types.ts';
 import { useSession } from '../auth/session.tsx';
@@ -21,23 +21,22 @@ export const OVERVIEW_REFRESH_MS = 30_000;
 export function OverviewPage() {
   const { api, organizationId } = useSession();
   const [params, setParams] = useSearchParams();
-  const window = parseWindow(params.get('window'));
+  const timeWindow = parseWindow(params.get('window'));
   const query = useQuery({
-    queryKey: ['console', 'overview', window],
-    queryFn: () => api.get<OverviewAnswer>('/console/overview', { window }),
+    queryKey: ['console', 'overview', timeWindow],
+    queryFn: () => api.get<OverviewAnswer>('/console/overview', { window: timeWindow }),
     refetchInterval: OVERVIEW_REFRESH_MS,
+    // The last window's figures stay up (the Refresh button says "Refreshing…") until the new ones arrive.
+    placeholderData: keepPreviousData,
   });
   // The answer says which organization its figures cover; the session says it before the first answer.
   const narrowedTo = query.data?.organization_id ?? organizationId;
   const chooseWindow = (value: OverviewWindow) =>
-    setParams(
-      (current) => {
-        const next = new URLSearchParams(current);
-        next.set('window', value);
-        return next;
-      },
-      { replace: false },
-    );
+    setParams((current) => {
+      const next = new URLSearchParams(current);
+      next.set('window', value);
+      return next;
+    });
   return (
     <>
       <PageHeader
@@ -49,7 +48,7 @@ export function OverviewPage() {
           <div className="overview-controls">
             <SelectField
               label="Time window"
-              value={window}
+              value={timeWindow}
               onChange={(event) => chooseWindow(parseWindow(event.target.value))}
             >
               {overviewWindows.map((option) => (
