@@ -18,6 +18,7 @@ export const SCREENSHOT_DIR = join(root, 'test-results', 'console');
 export const DOCS_SCREENSHOT_DIR = join(root, 'docs', 'console');
 /** A laptop screen: the console must work at this size, and the curated screenshots are taken at it. */
 export const VIEWPORT = { width: 1366, height: 850 };
+const DOCS_MAX_HEIGHT = 1700;
 
 export interface HarnessOptions {
   /** The gateway's model_list YAML (default: the `demo` group on the fake provider). */
@@ -166,7 +167,17 @@ export class ConsolePage {
     await this.screenshot(name);
     if (process.env.UPDATE_CONSOLE_SCREENSHOTS !== '1') return;
     mkdirSync(DOCS_SCREENSHOT_DIR, { recursive: true });
-    await this.page.screenshot({ path: join(DOCS_SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+    // The whole page down to a bound, so a long table does not make a picture no reader scrolls through.
+    const height = await this.page.evaluate(
+      () =>
+        (globalThis as unknown as { document: { body: { scrollHeight: number } } }).document.body
+          .scrollHeight,
+    );
+    await this.page.screenshot({
+      path: join(DOCS_SCREENSHOT_DIR, `${name}.png`),
+      fullPage: true,
+      clip: { x: 0, y: 0, width: VIEWPORT.width, height: Math.min(height, DOCS_MAX_HEIGHT) },
+    });
   }
 
   async close(): Promise<void> {
