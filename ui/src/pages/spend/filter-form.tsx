@@ -1,6 +1,7 @@
 /**
- * A row of filters drawn from a spec list. Choices (dates, selects) apply at once; typed text applies on
- * Enter or "Apply filters", so a half-typed id does not fire a query per keystroke.
+ * A row of filters drawn from a spec list. Choices (dates, selects) apply at once, with any text typed
+ * so far; typed text alone applies on Enter or "Apply filters", so a half-typed id does not fire a query
+ * per keystroke.
  */
 import { type FormEvent, useState } from 'react';
 import { Field, SelectField } from '../../components/field.tsx';
