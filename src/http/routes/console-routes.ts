@@ -3,7 +3,6 @@
  * (traffic, latency, spend and refusals over a window) and GET /ui/api/console/deployments (this
  * replica's routing health, the endpoints each group serves and recent fallback events).
  */
-import Type from 'typebox';
 import { BATCH_ENDPOINTS } from '../../batch/batch-input-lines.ts';
 import { CAPABILITY_MODES, type Capability } from '../../providers/provider-adapter.ts';
 import { deploymentReport } from '../../routing/deployment-report.ts';
@@ -11,6 +10,7 @@ import type { ModelGroup } from '../../routing/model-registry.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { adminSecurity, errorResponses } from '../schemas/common-schemas.ts';
 import {
+  DeploymentsView,
   OverviewQuery,
   OverviewView,
   overviewView,
@@ -63,7 +63,7 @@ export function registerConsoleRoutes(
         ...common,
         summary:
           "This replica's routing view: health and cooldowns per deployment, the endpoints each model group serves, and the newest fallback events.",
-        response: { 200: Type.Unknown(), ...errorResponses },
+        response: { 200: DeploymentsView, ...errorResponses },
       },
     },
     async () => {

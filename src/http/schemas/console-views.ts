@@ -165,3 +165,67 @@ export function overviewView(overview: Overview, rejections: RejectionSeries, or
     },
   };
 }
+
+const DeploymentView = Type.Object({
+  id: Type.String(),
+  provider: Type.String(),
+  healthy: Type.Boolean(),
+  cooling_down_until: Nullable(Type.String()),
+  in_flight: Type.Integer(),
+  latency_ms: Nullable(Type.Number()),
+  time_to_first_token_ms: Nullable(Type.Number()),
+  recent_failures: Type.Integer(),
+  requests: Type.Integer(),
+  successes: Type.Integer(),
+  failures: Type.Integer(),
+  weight: Type.Number(),
+  rpm_limit: Nullable(Type.Integer()),
+  tpm_limit: Nullable(Type.Integer()),
+  minute_usage: Type.Object({ requests: Type.Integer(), tokens: Type.Integer() }),
+  utilization: Type.Number({ description: '0..1 against the tighter of rpm_limit and tpm_limit.' }),
+  as_of: Type.String(),
+});
+
+export const DeploymentsView = Type.Object({
+  counts: Type.Object({
+    model_groups: Type.Integer(),
+    deployments: Type.Integer(),
+    healthy: Type.Integer(),
+    cooling_down: Type.Integer(),
+  }),
+  topology: Type.Object({
+    routing_strategy: Type.String(),
+    num_retries: Type.Integer(),
+    allowed_fails: Type.Integer(),
+    cooldown_time: Type.Number(),
+    enable_pre_call_checks: Type.Boolean(),
+    usage_tracked: Type.Boolean(),
+    fallbacks: Type.Unknown(),
+    context_window_fallbacks: Type.Unknown(),
+  }),
+  model_groups: Type.Array(
+    Type.Object({
+      model: Type.String(),
+      healthy_deployments: Type.Integer(),
+      total_deployments: Type.Integer(),
+      endpoints: Type.Array(Type.String(), {
+        description:
+          'The endpoints that serve the group (chat, completions, responses, messages, embeddings, …).',
+      }),
+      deployments: Type.Array(DeploymentView),
+    }),
+  ),
+  fallback_events: Type.Array(
+    Type.Object({
+      timestamp: Type.String(),
+      request_id: Type.String(),
+      model: Type.String(),
+      to_model: Nullable(Type.String()),
+      from_deployment: Nullable(Type.String()),
+      to_deployment: Nullable(Type.String()),
+      reason: Type.String(),
+      attempt: Type.Integer(),
+    }),
+    { description: "The newest 50 of this replica's fallback events, newest first." },
+  ),
+});
