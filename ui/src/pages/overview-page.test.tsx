@@ -191,6 +191,22 @@ describe('Overview page', () => {
     expect(gateway.to(OVERVIEW)[0]?.query.get('window')).toBe('24h');
   });
 
+  it('says it is loading until the first answer arrives', async () => {
+    let answer = (_: OverviewAnswer) => {};
+    const gateway = fakeGateway({
+      [OVERVIEW]: () =>
+        new Promise<OverviewAnswer>((resolve) => {
+          answer = resolve;
+        }),
+    });
+    renderConsole(<OverviewPage />, { fetch: gateway.fetch });
+
+    expect((await screen.findByRole('status')).textContent).toContain('Loading the overview…');
+    act(() => answer(busyAnswer()));
+    expect((await screen.findByRole('region', { name: 'Requests' })).textContent).toContain('1,234');
+    expect(screen.queryByText(/Loading the overview/)).toBeNull();
+  });
+
   it('says what to do next when the window has no requests', async () => {
     const gateway = fakeGateway({ [OVERVIEW]: () => emptyAnswer() });
     renderConsole(<OverviewPage />, { fetch: gateway.fetch });
