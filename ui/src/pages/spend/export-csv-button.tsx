@@ -5,7 +5,11 @@
 import { useState } from 'react';
 import type { QueryValue } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
+import { formatCount } from '../../components/format.ts';
 import { errorMessage } from '../../components/query-state.tsx';
+
+/** The gateway stops an export at this many rows (EXPORT_ROW_CAP in src/http/routes/export-routes.ts). */
+export const EXPORT_ROW_CAP = 100_000;
 
 type ExportState =
   | { kind: 'idle' }
@@ -38,9 +42,7 @@ export function ExportCsvButton(props: {
         {state.kind === 'pending' ? 'Exporting…' : 'Export CSV'}
       </button>
       <span role="status" aria-live="polite" className="export-status">
-        {state.kind === 'done'
-          ? `Saved ${state.fileName} (${state.rows} ${state.rows === 1 ? 'row' : 'rows'}).`
-          : ''}
+        {state.kind === 'done' ? doneMessage(state.fileName, state.rows) : ''}
       </span>
       {state.kind === 'failed' && (
         <p className="field-error" role="alert">
@@ -49,6 +51,14 @@ export function ExportCsvButton(props: {
       )}
     </div>
   );
+}
+
+function doneMessage(fileName: string, rows: number): string {
+  const saved = `Saved ${fileName} (${formatCount(rows)} ${rows === 1 ? 'row' : 'rows'}).`;
+  // The gateway sends no sign of a cut, so a full export is taken as one.
+  return rows >= EXPORT_ROW_CAP
+    ? `${saved} Exports stop at this many rows: narrow the dates for the rest.`
+    : saved;
 }
 
 /** Lines after the header row (a quoted field may hold a line break, so this is an estimate for the message). */

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { apiError, type FakeRoute, fakeGateway } from '../../test-support/fake-gateway.ts';
 import { renderConsole, TEST_ADMIN_KEY } from '../../test-support/render-console.tsx';
 import { SpendPage } from '../spend-page.tsx';
+import { EXPORT_ROW_CAP } from './export-csv-button.tsx';
 import type { SpendLogsAnswer, SpendRecord, SpendSummaryAnswer } from './spend-types.ts';
 
 const SUMMARY = '/ui/api/spend/summary';
@@ -309,6 +310,28 @@ describe('Spend CSV export', () => {
       },
     ]);
     await waitFor(() => expect(revokeUrl).toHaveBeenCalledWith('blob:console/export-1'));
+  });
+
+  it("says when an export reached the gateway's row cap, so the rest needs narrower dates", async () => {
+    const header = 'request_id,cost\n';
+    const gateway = fakeGateway({
+      [SUMMARY]: summary,
+      [LOGS]: pagedLogs,
+      [EXPORT]: () => ({
+        status: 200,
+        text: header + 'r,0\n'.repeat(EXPORT_ROW_CAP),
+        contentType: 'text/csv',
+      }),
+    });
+    Object.assign(URL, { createObjectURL: () => 'blob:console/big', revokeObjectURL: () => {} });
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {});
+    renderConsole(<SpendPage />, { fetch: gateway.fetch, route: '/spend/*', path: '/spend' });
+    await screen.findByRole('table', { name: 'Spend records' });
+
+    await userEvent.click(screen.getByRole('button', { name: 'Export CSV' }));
+
+    const status = await screen.findByText(/100,000 rows\)\. Exports stop at this many rows/);
+    expect(status.getAttribute('role')).toBe('status');
   });
 
   it('shows a failed export next to the button', async () => {
