@@ -23,7 +23,10 @@ describe('console sign-in', () => {
   it('refuses a wrong key under the field, keeps the right one for the tab only, and never puts it in a URL', async () => {
     const console = await harness.openConsole('sign-in');
     console.expectConsoleError(/status of 401/);
-    await console.goto('/ui/');
+    const documentAnswer = await console.goto('/ui/');
+    const headers = documentAnswer!.headers();
+    expect(headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(headers['cache-control']).toBe('no-cache');
     const keyField = console.page.getByLabel('Admin key');
     await console.documentationScreenshot('sign-in');
 
@@ -34,7 +37,12 @@ describe('console sign-in', () => {
     expect(await storedValues(console)).toEqual([]);
     await console.screenshot('sign-in-refused');
 
+    const sessionAnswer = console.page.waitForResponse((response) =>
+      response.url().endsWith('/ui/api/session'),
+    );
     await console.signIn(harness.masterKey);
+    // Administrators' data is not kept by the browser's cache.
+    expect((await sessionAnswer).headers()['cache-control']).toBe('no-store');
     await expect.poll(() => console.page.getByTestId('actor').innerText()).toMatch(/master/i);
     expect(await storedValues(console)).toEqual([harness.masterKey]);
     await console.screenshot('overview');
@@ -57,6 +65,19 @@ describe('console sign-in', () => {
       expect(decodeURIComponent(url)).not.toContain(harness.masterKey);
       expect(url).not.toContain('sk-not-a-key-of-this-gateway');
     }
+    expectNoProblems(console);
+  });
+
+  it('refuses the valid key of a user who is not an administrator, saying so under the field', async () => {
+    const callerKey = await harness.gateway.createKey({ key_name: 'plain-caller' });
+    const console = await harness.openConsole('sign-in-not-admin');
+    console.expectConsoleError(/status of 403/);
+    await console.goto('/ui/');
+    const keyField = console.page.getByLabel('Admin key');
+    await keyField.fill(callerKey);
+    await console.page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => describedText(keyField)).toMatch(/not an administrator key/i);
+    expect(await storedValues(console)).toEqual([]);
     expectNoProblems(console);
   });
 });

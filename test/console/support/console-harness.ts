@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page, type Response } from 'playwright-core';
 import { onTestFailed } from 'vitest';
 import type { Clock } from '../../../src/lib/clock.ts';
 import { type Backend, sqliteBackend } from '../../support/backends.ts';
@@ -131,8 +131,9 @@ export class ConsolePage {
     return this.problems.filter((problem) => !this.expectedProblems.some((pattern) => pattern.test(problem)));
   }
 
-  async goto(path: string): Promise<void> {
-    await this.page.goto(this.baseUrl + path);
+  /** Loads a console address; answers the document's response (its headers). */
+  async goto(path: string): Promise<Response | null> {
+    return this.page.goto(this.baseUrl + path);
   }
 
   /** Signs in on the sign-in page and waits for the shell (its "Sign out" button). */
