@@ -135,7 +135,7 @@ describe('MCP in the console', () => {
     const rowText = await row.innerText();
     expect(rowText).toContain('echo');
     expect(rowText).toMatch(/deploy-bot|key_/);
-    await console.documentationScreenshot('approvals');
+    await console.screenshot('approvals');
 
     await row.getByLabel(/^Comment for /).fill('Approved for the 10:00 window');
     await row.getByRole('button', { name: 'Approve' }).click();
