@@ -1,10 +1,13 @@
 /**
  * Flows 2–4 (issue 17): an operator creates a key in the console and the `openai` SDK uses it; lowers
  * its RPM limit to 1 and the SDK's second call is a 429 (an invalid limit is refused next to its field);
- * sets a tiny budget and the SDK meets the gateway's budget error, which the Overview then counts.
+ * sets a tiny budget and the SDK meets the gateway's budget error, which the Overview then counts. On
+ * PostgreSQL + Redis when they are reachable (required with REQUIRE_REAL_BACKENDS=1), else SQLite.
  */
 import OpenAI, { RateLimitError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresBackend, sqliteBackend } from '../support/backends.ts';
+import { realBackendsAvailable } from '../support/test-env.ts';
 import { type ConsoleHarness, type ConsolePage, startConsoleHarness } from './support/console-harness.ts';
 import { cardNumber, describedText, expectNoProblems, statCard, table } from './support/page-queries.ts';
 
@@ -20,7 +23,12 @@ describe('keys and limits in the console', () => {
   let harness: ConsoleHarness;
 
   beforeAll(async () => {
-    harness = await startConsoleHarness({ yaml: models });
+    // Production's storage when the servers are there (limits and budgets counted in Redis's Lua script).
+    const production = await realBackendsAvailable();
+    harness = await startConsoleHarness({
+      yaml: models,
+      backend: production ? postgresBackend : sqliteBackend,
+    });
   });
   afterAll(async () => {
     await harness?.close();

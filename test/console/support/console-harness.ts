@@ -21,6 +21,8 @@ export const VIEWPORT = { width: 1366, height: 850 };
 const DOCS_MAX_HEIGHT = 1700;
 
 export interface HarnessOptions {
+  /** Where the gateway keeps its data (default: the embedded SQLite + in-memory store). */
+  backend?: () => Backend;
   /** The gateway's model_list YAML (default: the `demo` group on the fake provider). */
   yaml?: string;
   generalSettings?: string;
@@ -37,7 +39,7 @@ export interface ConsoleHarness {
 }
 
 export async function startConsoleHarness(options: HarnessOptions = {}): Promise<ConsoleHarness> {
-  const backend: Backend = sqliteBackend();
+  const backend: Backend = (options.backend ?? sqliteBackend)();
   const gateway = await startTestGateway({
     backend,
     ...(options.yaml ? { yaml: options.yaml } : {}),
