@@ -10,14 +10,8 @@ import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { EmptyState, errorMessage, QueryState } from '../../components/query-state.tsx';
-import {
-  ListUpdating,
-  matchesSearch,
-  Pager,
-  SearchField,
-  usePagedList,
-  useReturnFocus,
-} from './list-tools.tsx';
+import { useReturnFocus } from '../../components/use-return-focus.ts';
+import { ListUpdating, matchesSearch, Pager, SearchField, usePagedList } from './list-tools.tsx';
 
 export interface EntityTabProps<T> {
   resource: 'users' | 'teams' | 'organizations';

@@ -8,17 +8,10 @@ import { SelectField } from '../../components/field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { EmptyState, errorMessage, QueryState } from '../../components/query-state.tsx';
 import { SecretOnce } from '../../components/secret-once.tsx';
+import { useReturnFocus } from '../../components/use-return-focus.ts';
 import { BudgetCell, KeyStatusBadge, keyStatus, limitsSummary, SpendCell } from './cells.tsx';
 import { CreateKeyForm, EditKeyForm } from './key-forms.tsx';
-import {
-  ListUpdating,
-  matchesSearch,
-  Pager,
-  SearchField,
-  useOptions,
-  usePagedList,
-  useReturnFocus,
-} from './list-tools.tsx';
+import { ListUpdating, matchesSearch, Pager, SearchField, useOptions, usePagedList } from './list-tools.tsx';
 import { type CreatedKey, type KeyView, keyLabel, type TeamView, teamLabel, type UserView } from './types.ts';
 
 /** The key table's columns; `actions` renders a row's buttons. */

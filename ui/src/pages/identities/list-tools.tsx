@@ -1,6 +1,6 @@
 /** What every identity tab's list shares: the API's paging (limit/offset), a search box over the loaded page, option lists for selects. */
 import { keepPreviousData, type UseQueryResult, useQuery } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import type { QueryValue } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
 import { Field } from '../../components/field.tsx';
@@ -104,20 +104,6 @@ export function ListUpdating(props: { query: UseQueryResult<unknown>; what: stri
       <span className="spinner" aria-hidden="true" /> Loading {props.what}…
     </p>
   );
-}
-
-/**
- * Gives the focus back to the button that opened a form (New key, New team) once the form and what
- * it showed are closed, so a keyboard user is not left at the top of the page.
- */
-export function useReturnFocus(open: boolean) {
-  const button = useRef<HTMLButtonElement>(null);
-  const wasOpen = useRef(open);
-  useEffect(() => {
-    if (wasOpen.current && !open) button.current?.focus();
-    wasOpen.current = open;
-  }, [open]);
-  return button;
 }
 
 /**
