@@ -2,7 +2,7 @@
  * Models and deployments: this replica's routing view (counts, router settings, each model group's
  * deployments and the recent fallback events), refreshed every 10 s.
  */
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import type { DeploymentsAnswer } from '../api/console-types.ts';
 import { useSession } from '../auth/session.tsx';
 import { formatTime } from '../components/format.ts';
@@ -22,14 +22,23 @@ export function ModelsPage() {
     queryFn: () => api.get<DeploymentsAnswer>('/console/deployments'),
     refetchInterval: DEPLOYMENTS_REFRESH_MS,
   });
+  // Only a refresh the operator asked for marks the button busy: the 10 s poll must not, or the button
+  // would leave the keyboard focus every 10 s. Busy is aria-disabled, so the pressed button keeps focus.
+  const refresh = useMutation({ mutationFn: () => query.refetch() });
   return (
     <>
       <PageHeader
         title="Models and deployments"
         description="Health, cooldowns and fallback events are what this gateway replica has seen: each replica routes on its own observations. Refreshed every 10 seconds."
         actions={
-          <button type="button" onClick={() => query.refetch()} disabled={query.isFetching}>
-            {query.isFetching ? 'Refreshing…' : 'Refresh'}
+          <button
+            type="button"
+            aria-disabled={refresh.isPending || undefined}
+            onClick={() => {
+              if (!refresh.isPending) refresh.mutate();
+            }}
+          >
+            {refresh.isPending ? 'Refreshing…' : 'Refresh'}
           </button>
         }
       />

@@ -222,6 +222,56 @@ describe('Models and deployments refresh', () => {
     expect(gateway.to(PATH).length).toBe(before + 1);
     expect(await within(table).findByText(/^Cooling down until/)).toBeTruthy();
   });
+
+  it('leaves Refresh enabled and focused while a poll runs (a poll is not the operator’s action)', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    let release: () => void = () => {};
+    let calls = 0;
+    renderModels(() => {
+      calls += 1;
+      if (calls === 1) return answer();
+      const cooling = answer();
+      cooling.model_groups[1]!.deployments[0]!.cooling_down_until = '2026-11-25T09:10:00.000Z';
+      return new Promise((resolve) => {
+        release = () => resolve(cooling);
+      });
+    });
+    const table = await screen.findByRole('table', { name: 'Deployments of embed' });
+    const refresh = screen.getByRole('button', { name: 'Refresh' }) as HTMLButtonElement;
+    refresh.focus();
+    await vi.advanceTimersByTimeAsync(DEPLOYMENTS_REFRESH_MS);
+    expect(calls).toBe(2);
+    expect(refresh.disabled).toBe(false);
+    expect(refresh.getAttribute('aria-disabled')).toBeNull();
+    expect(refresh.textContent).toBe('Refresh');
+    expect(document.activeElement).toBe(refresh);
+    release();
+    expect(await within(table).findByText(/^Cooling down until/)).toBeTruthy();
+    expect(document.activeElement).toBe(refresh);
+  });
+
+  it('marks Refresh busy only while the refresh the operator pressed runs, and keeps the focus on it', async () => {
+    let release: () => void = () => {};
+    let calls = 0;
+    const gateway = renderModels(() => {
+      calls += 1;
+      if (calls === 1) return answer();
+      return new Promise((resolve) => {
+        release = () => resolve(answer());
+      });
+    });
+    await screen.findByRole('region', { name: 'gpt-4o' });
+    const refresh = screen.getByRole('button', { name: 'Refresh' });
+    refresh.focus();
+    await userEvent.keyboard('{Enter}');
+    const busy = await screen.findByRole('button', { name: 'Refreshing…' });
+    expect(busy.getAttribute('aria-disabled')).toBe('true');
+    expect(document.activeElement).toBe(busy);
+    await userEvent.keyboard('{Enter}');
+    expect(gateway.to(PATH)).toHaveLength(2);
+    release();
+    expect(await screen.findByRole('button', { name: 'Refresh' })).toBe(document.activeElement);
+  });
 });
 
 describe('fallbackChains', () => {
