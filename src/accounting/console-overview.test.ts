@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LATENCY_BIN_BOUNDS } from '../store/db/repositories/console-overview-repository.ts';
-import { overviewWindow, percentile } from './console-overview.ts';
+import {
+  type BucketTotals,
+  LATENCY_BIN_BOUNDS,
+} from '../store/db/repositories/console-overview-repository.ts';
+import { ConsoleOverview, overviewWindow, percentile } from './console-overview.ts';
 
 const binOf = (latency: number) => {
   let bin = 0;
@@ -35,5 +38,111 @@ describe('overview latency percentiles', () => {
   it('refuses an unknown window naming the parameter, and defaults to 24h', () => {
     expect(overviewWindow(undefined)).toBe('24h');
     expect(() => overviewWindow('hasOwnProperty')).toThrow(expect.objectContaining({ param: 'window' }));
+  });
+});
+
+/** A repository that counts its scans; `gate` (when set) holds every query until released. */
+function countingRepository() {
+  const calls = { bucketTotals: 0, latencyHistogram: 0, top: 0 };
+  let release: (() => void) | undefined;
+  let gate: Promise<void> | undefined;
+  let failNext = false;
+  const wait = async () => {
+    await gate;
+    if (failNext) {
+      failNext = false;
+      throw new Error('database gone');
+    }
+  };
+  const repository = {
+    async bucketTotals(): Promise<BucketTotals[]> {
+      calls.bucketTotals++;
+      await wait();
+      return [
+        { bucket: 0, requests: 2, errors: 0, promptTokens: 0, completionTokens: 0, spend: 0, fallbacks: 0 },
+      ];
+    },
+    async latencyHistogram() {
+      calls.latencyHistogram++;
+      await wait();
+      return [];
+    },
+    async top() {
+      calls.top++;
+      await wait();
+      return [];
+    },
+  };
+  return {
+    repository,
+    calls,
+    hold: () => {
+      gate = new Promise<void>((resolve) => (release = resolve));
+    },
+    release: () => release?.(),
+    failNext: () => {
+      failNext = true;
+    },
+  };
+}
+
+function cachedOverview() {
+  let now = Date.parse('2026-11-24T12:00:30Z');
+  const fake = countingRepository();
+  const overview = new ConsoleOverview({ repository: fake.repository, clock: { now: () => now } });
+  return { ...fake, overview, advance: (ms: number) => (now += ms) };
+}
+
+describe('overview answer cache (the SQLite queries block the event loop, so they run once per period)', () => {
+  it('runs the queries once for two calls within the TTL, and again once the injected clock passes it', async () => {
+    const { overview, calls, advance } = cachedOverview();
+    const first = await overview.read({ window: '1h' });
+    advance(29_999);
+    expect(await overview.read({ window: '1h' })).toBe(first);
+    expect(calls).toEqual({ bucketTotals: 1, latencyHistogram: 1, top: 3 });
+    advance(1);
+    const fresh = await overview.read({ window: '1h' });
+    expect(calls).toEqual({ bucketTotals: 2, latencyHistogram: 2, top: 6 });
+    expect(fresh.to).toBe(first.to + 30_000);
+  });
+
+  it('keeps the long windows five minutes', async () => {
+    const { overview, calls, advance } = cachedOverview();
+    await overview.read({ window: '30d' });
+    advance(299_999);
+    await overview.read({ window: '30d' });
+    expect(calls.bucketTotals).toBe(1);
+    advance(1);
+    await overview.read({ window: '30d' });
+    expect(calls.bucketTotals).toBe(2);
+  });
+
+  it('caches per window and per organization', async () => {
+    const { overview, calls } = cachedOverview();
+    await overview.read({ window: '1h' });
+    await overview.read({ window: '24h' });
+    await overview.read({ window: '1h', organizationId: 'org-a' });
+    await overview.read({ window: '1h', organizationId: 'org-b' });
+    await overview.read({ window: '1h', organizationId: 'org-a' });
+    expect(calls.bucketTotals).toBe(4);
+  });
+
+  it('shares one run between concurrent calls (single flight)', async () => {
+    const { overview, calls, hold, release } = cachedOverview();
+    hold();
+    const reads = [overview.read({ window: '7d' }), overview.read({ window: '7d' }), overview.read({})];
+    release();
+    const [a, b, c] = await Promise.all(reads);
+    expect(a).toBe(b);
+    expect(c?.window).toBe('24h');
+    expect(calls).toEqual({ bucketTotals: 2, latencyHistogram: 2, top: 6 });
+  });
+
+  it('does not keep a failure: the next call runs the queries again', async () => {
+    const { overview, calls, failNext } = cachedOverview();
+    failNext();
+    await expect(overview.read({ window: '1h' })).rejects.toThrow('database gone');
+    expect((await overview.read({ window: '1h' })).totals.requests).toBe(2);
+    expect(calls.bucketTotals).toBe(2);
   });
 });

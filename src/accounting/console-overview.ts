@@ -3,6 +3,10 @@
  * requests, errors, tokens, spend and approximate latency percentiles, the window's totals, and the
  * top models, keys and teams. Percentiles are interpolated inside log-spaced latency bins (about 10 %
  * wide), so they are approximate by up to a bin's width.
+ *
+ * Each answer is cached per window and organization (30 s for 1h and 24h, 5 min for 7d and 30d) and
+ * computed once for concurrent callers: on SQLite the queries run synchronously on the event loop and
+ * scan the whole window, so every open console tab polling them would stall proxied traffic.
  */
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../lib/error-catalogue.ts';
@@ -14,13 +18,17 @@ import {
   type OverviewRange,
   type TopRow,
 } from '../store/db/repositories/console-overview-repository.ts';
+import { AnswerCache } from './answer-cache.ts';
 
+/** `cacheMs`: how long an answer is reused: one console poll (30 s) for the short windows, 5 min for the long. */
 export const OVERVIEW_WINDOWS = {
-  '1h': { windowMs: 3_600_000, bucketMs: 60_000 },
-  '24h': { windowMs: 86_400_000, bucketMs: 3_600_000 },
-  '7d': { windowMs: 7 * 86_400_000, bucketMs: 6 * 3_600_000 },
-  '30d': { windowMs: 30 * 86_400_000, bucketMs: 86_400_000 },
+  '1h': { windowMs: 3_600_000, bucketMs: 60_000, cacheMs: 30_000 },
+  '24h': { windowMs: 86_400_000, bucketMs: 3_600_000, cacheMs: 30_000 },
+  '7d': { windowMs: 7 * 86_400_000, bucketMs: 6 * 3_600_000, cacheMs: 300_000 },
+  '30d': { windowMs: 30 * 86_400_000, bucketMs: 86_400_000, cacheMs: 300_000 },
 } as const;
+/** Windows × organizations kept at once; beyond it the oldest answer is dropped. */
+const CACHED_ANSWERS = 1_000;
 export type OverviewWindow = keyof typeof OVERVIEW_WINDOWS;
 
 export interface OverviewBucket {
@@ -49,23 +57,38 @@ export interface Overview {
 }
 
 export class ConsoleOverview {
-  private readonly repository: ConsoleOverviewRepository;
+  private readonly repository: Pick<ConsoleOverviewRepository, 'bucketTotals' | 'latencyHistogram' | 'top'>;
   private readonly clock: Clock;
+  private readonly answers: AnswerCache<Overview>;
 
-  constructor(options: { repository: ConsoleOverviewRepository; clock: Clock }) {
+  constructor(options: {
+    repository: Pick<ConsoleOverviewRepository, 'bucketTotals' | 'latencyHistogram' | 'top'>;
+    clock: Clock;
+  }) {
     this.repository = options.repository;
     this.clock = options.clock;
+    this.answers = new AnswerCache({ clock: options.clock, maxEntries: CACHED_ANSWERS });
   }
 
-  /** `organizationId` narrows every figure to one organization's spend records. */
+  /**
+   * `organizationId` narrows every figure to one organization's spend records. The answer may be up
+   * to the window's `cacheMs` old (its `to` says when it was computed).
+   */
   async read(input: { window?: string | undefined; organizationId?: string | undefined }): Promise<Overview> {
     const window = overviewWindow(input.window);
+    const key = JSON.stringify([window, input.organizationId ?? null]);
+    return this.answers.get(key, OVERVIEW_WINDOWS[window].cacheMs, () =>
+      this.compute(window, input.organizationId),
+    );
+  }
+
+  private async compute(window: OverviewWindow, organizationId: string | undefined): Promise<Overview> {
     const { windowMs, bucketMs } = OVERVIEW_WINDOWS[window];
     const count = windowMs / bucketMs;
     const to = this.clock.now();
     // Buckets are aligned to their size; the last one holds now.
     const from = Math.floor(to / bucketMs) * bucketMs - (count - 1) * bucketMs;
-    const range: OverviewRange = { from, to: to + 1, bucketMs, organizationId: input.organizationId };
+    const range: OverviewRange = { from, to: to + 1, bucketMs, organizationId };
     const [buckets, histogram, topModels, topKeys, topTeams] = await Promise.all([
       this.repository.bucketTotals(range),
       this.repository.latencyHistogram(range),
