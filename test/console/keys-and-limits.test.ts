@@ -1,7 +1,9 @@
 /**
  * Flows 2–4 (issue 17): an operator creates a key in the console and the `openai` SDK uses it; lowers
  * its RPM limit to 1 and the SDK's second call is a 429 (an invalid limit is refused next to its field);
- * sets a tiny budget and the SDK meets the gateway's budget error, which the Overview then counts. On
+ * sets a tiny budget and the SDK meets the gateway's budget error, which the Overview then counts;
+ * creates an organization, a team with a limit, a user and a key in the console and meets the team's
+ * limit; blocks, unblocks and revokes a key. On
  * PostgreSQL + Redis when they are reachable (required with REQUIRE_REAL_BACKENDS=1), else SQLite.
  */
 import OpenAI, { RateLimitError } from 'openai';
@@ -9,7 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresBackend, sqliteBackend } from '../support/backends.ts';
 import { realBackendsAvailable } from '../support/test-env.ts';
 import { type ConsoleHarness, type ConsolePage, startConsoleHarness } from './support/console-harness.ts';
-import { cardNumber, describedText, expectNoProblems, statCard, table } from './support/page-queries.ts';
+import {
+  cardNumber,
+  columnTexts,
+  describedText,
+  expectNoProblems,
+  statCard,
+  table,
+} from './support/page-queries.ts';
 
 // Priced, so every answer has a cost a budget can reach (about 2e-4 USD for a short chat).
 const models = `
@@ -75,6 +84,85 @@ describe('keys and limits in the console', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     return saved;
   }
+
+  /** Chooses the option whose text contains `text` (option texts add ids to names: "Initech (org_…)"). */
+  async function chooseOption(console: ConsolePage, label: string, text: string): Promise<void> {
+    const select = console.page.getByLabel(label, { exact: true });
+    const value = await select.locator('option', { hasText: text }).first().getAttribute('value');
+    await select.selectOption(value ?? '');
+  }
+
+  /** Clicks the tab's "New …" button, fills the labelled fields, submits and waits for the row. */
+  async function createInTab(
+    console: ConsolePage,
+    tab: { link: string; open: string; submit: string; table: string },
+    fill: (page: ConsolePage['page']) => Promise<void>,
+    rowText: string,
+  ): Promise<void> {
+    const page = console.page;
+    await page.getByRole('link', { name: tab.link, exact: true }).click();
+    await page.getByRole('button', { name: tab.open }).click();
+    await fill(page);
+    await page.getByRole('button', { name: tab.submit }).click();
+    await table(page, tab.table).getByText(rowText, { exact: true }).first().waitFor();
+    await console.screenshot(tab.table.toLowerCase());
+  }
+
+  it('an organization, a team with an RPM limit, a user and a key made in the console: the team limit refuses the second call', async () => {
+    const console = await openKeys('identities');
+    // "Create user" first asks for the id (POST /users would update an existing user): its 404 means free.
+    console.expectConsoleError(/status of 404 .*\/ui\/api\/users\/milton\)$/);
+    await createInTab(
+      console,
+      {
+        link: 'Organizations',
+        open: 'New organization',
+        submit: 'Create organization',
+        table: 'Organizations',
+      },
+      (page) => page.getByLabel('Organization alias').fill('Initech'),
+      'Initech',
+    );
+    await createInTab(
+      console,
+      { link: 'Teams', open: 'New team', submit: 'Create team', table: 'Teams' },
+      async (page) => {
+        await page.getByLabel('Team alias').fill('Initech ML');
+        await chooseOption(console, 'Organization', 'Initech');
+        await page.getByLabel('RPM limit', { exact: true }).fill('1');
+      },
+      'Initech ML',
+    );
+    await createInTab(
+      console,
+      { link: 'Users', open: 'New user', submit: 'Create user', table: 'Users' },
+      async (page) => {
+        await page.getByLabel('User ID').fill('milton');
+        await page.getByLabel('Email').fill('milton@initech.test');
+        await page.getByLabel('Role').selectOption({ label: 'Internal user' });
+        await chooseOption(console, 'Team', 'Initech ML');
+      },
+      'milton',
+    );
+    await console.page.getByRole('link', { name: 'Keys', exact: true }).click();
+    await console.page.getByRole('button', { name: 'New key' }).click();
+    await chooseOption(console, 'Team', 'Initech ML');
+    const page = console.page;
+    await page.getByLabel('Key name').fill('ml-pipeline');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByTestId('new-secret').innerText()).trim();
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+
+    await page.getByLabel('Search keys').fill('ml-pipe');
+    await expect.poll(() => columnTexts(table(page, 'Keys'), 'Name')).toEqual(['ml-pipeline']);
+    await console.screenshot('keys-searched');
+
+    await chat(secret);
+    const second = await chat(secret).catch((error: unknown) => error);
+    expect(second).toBeInstanceOf(RateLimitError);
+    expect((second as RateLimitError).code).toBe('team_rpm_exceeded');
+    expectNoProblems(console);
+  });
 
   it('creates a key whose secret is shown once and works with the openai SDK', async () => {
     const console = await openKeys('create-key');
