@@ -1,6 +1,6 @@
 /** The console: sign-in until a key is accepted, then the sections under the shell. */
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { SessionProvider, storedKey, useOptionalSession, useSignIn } from './auth/session.tsx';
 import { SignInPage } from './auth/sign-in-page.tsx';
@@ -24,11 +24,14 @@ export function createQueryClient(): QueryClient {
   });
 }
 
-export function App() {
+/** `fetch` is for tests; the browser's own is used otherwise. */
+export function App(props: { fetch?: typeof fetch }) {
   const [queryClient] = useState(createQueryClient);
+  // Queries are keyed by what they ask, not by who asks: a new administrator starts from an empty cache.
+  const forgetAnswers = useCallback(() => queryClient.clear(), [queryClient]);
   return (
     <QueryClientProvider client={queryClient}>
-      <SessionProvider>
+      <SessionProvider fetch={props.fetch} onSessionChange={forgetAnswers}>
         <BrowserRouter basename="/ui">
           <Gate />
         </BrowserRouter>

@@ -46,19 +46,28 @@ export function SessionProvider(props: {
   children: ReactNode;
   initial?: { key: string; actor: Actor } | null;
   fetch?: typeof fetch;
+  /**
+   * Called as an administrator signs in or out (a refused key signs out too), before the next one
+   * sees anything: the app drops every cached answer here, so one administrator's data never shows
+   * to the next on the same tab.
+   */
+  onSessionChange?: () => void;
 }) {
   const [current, setCurrent] = useState<{ key: string; actor: Actor } | null>(props.initial ?? null);
+  const { onSessionChange } = props;
   const signOut = useCallback(() => {
     sessionStorage.removeItem(STORAGE_KEY);
+    onSessionChange?.();
     setCurrent(null);
-  }, []);
+  }, [onSessionChange]);
   const signIn = useCallback(
     async (key: string) => {
       const view = await createApiClient(key, { fetch: props.fetch }).get<SessionView>('/session');
       sessionStorage.setItem(STORAGE_KEY, key);
+      onSessionChange?.();
       setCurrent({ key, actor: view.actor });
     },
-    [props.fetch],
+    [props.fetch, onSessionChange],
   );
   const value = useMemo<SessionState>(() => {
     if (current === null) return { session: null, signIn };

@@ -35,6 +35,8 @@ function useIdentityForm<T>(props: IdentityFormProps<T>) {
   const [note, setNote] = useState<string | null>(null);
   const mutation = useMutation({
     mutationFn: ({ body }: { body: Record<string, unknown>; sent: Draft }) => props.save(body),
+    // The answer can hold a secret (a new key's): it leaves the mutation cache as soon as the form closes.
+    gcTime: 0,
     onSuccess: (result, { sent }) => {
       setBaseline(sent);
       if (props.mode === 'update') setNote('Saved changes.');

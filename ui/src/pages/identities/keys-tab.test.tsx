@@ -110,6 +110,25 @@ describe('Keys tab', () => {
     expect(document.activeElement).toBe(screen.getByRole('button', { name: 'New key' }));
   });
 
+  it('keeps the new secret out of the mutation cache once the create form has closed', async () => {
+    const user = userEvent.setup();
+    const { queryClient } = openKeys(keysGateway([]));
+    await user.click(await screen.findByRole('button', { name: 'New key' }));
+    await user.type(screen.getByLabelText('Key name'), 'ci-key');
+    await user.click(screen.getByRole('button', { name: 'Create key' }));
+    expect((await screen.findByTestId('new-secret')).textContent).toBe('sk-live-secret-123');
+    const cachedAnswers = () =>
+      JSON.stringify(
+        queryClient
+          .getMutationCache()
+          .getAll()
+          .map((mutation) => mutation.state.data),
+      );
+    // Only the SecretOnce box holds it now; a cached mutation would keep it for five minutes.
+    await waitFor(() => expect(cachedAnswers()).not.toContain('sk-live-secret-123'));
+    expect(queryClient.getMutationCache().getAll()).toHaveLength(0);
+  });
+
   it('edits a limit by sending only the changed field, and shows a 400 naming rpm_limit under RPM limit', async () => {
     const user = userEvent.setup();
     const key = keyRecord({
