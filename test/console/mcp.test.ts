@@ -50,6 +50,19 @@ describe('MCP in the console', () => {
     return (refusal as McpError & { data: { approval_request_id: string } }).data.approval_request_id;
   }
 
+  /** "New binding" on the Bindings tab: the server's tools for one API key. */
+  async function bindKeyInUi(console: ConsolePage, server: string, keyId: string) {
+    const page = console.page;
+    await page.getByRole('button', { name: 'New binding' }).click();
+    const form = page.locator('form').filter({ has: page.getByRole('heading', { name: 'New binding' }) });
+    await form.getByLabel('Server', { exact: true }).selectOption({ label: server });
+    await form.getByLabel('Scope type').selectOption({ label: 'API key' });
+    await form.getByLabel('Scope ID').fill(keyId);
+    await form.locator('button[type="submit"]').click();
+    await bodyRows(table(page, 'Bindings')).filter({ hasText: keyId }).waitFor();
+    await console.screenshot('bindings');
+  }
+
   /** "New policy" on the Policies tab: the server-wide default for one tool, manual approval. */
   async function createApprovalPolicyInUi(console: ConsolePage, server: string, tool: string) {
     const page = console.page;
@@ -65,7 +78,7 @@ describe('MCP in the console', () => {
     await console.screenshot('policies');
   }
 
-  it('registers a server, lists its tools after "Refresh tools", and shows a passing health check', async () => {
+  it('registers a server, lists its tools after "Refresh tools", shows a passing health check, edits and deletes it', async () => {
     const console = await signedIn('mcp-register', harness.masterKey, '/ui/mcp/servers');
     const page = console.page;
     await page.getByRole('button', { name: 'Register server' }).first().click();
@@ -103,6 +116,24 @@ describe('MCP in the console', () => {
       upstream.requests.some((request) => request.headers.authorization === `Bearer ${UPSTREAM_TOKEN}`),
     ).toBe(true);
     expect(await page.content()).not.toContain(UPSTREAM_TOKEN);
+
+    // Edit: the token field starts empty (write-only) and leaving it so keeps the stored token.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    expect(await page.getByLabel('Auth token').inputValue()).toBe('');
+    await page.getByLabel('Name', { exact: true }).fill('Docs search v2');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { name: 'Docs search v2' }).waitFor();
+    await page.getByRole('button', { name: 'Run health check' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Health check passed/ })
+      .waitFor();
+
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('button', { name: 'Confirm delete' }).click();
+    await servers.waitFor();
+    await page.getByText('Docs search v2').waitFor({ state: 'detached' });
+    expect((await adminOk(harness.gateway, 'GET', '/ui/api/mcp-servers')).data).toEqual([]);
     expectNoProblems(console);
   });
 
@@ -114,13 +145,10 @@ describe('MCP in the console', () => {
       auth_config: { token: UPSTREAM_TOKEN },
     });
     const caller = await createKey(harness.gateway, { key_name: 'deploy-bot' });
-    await bind(harness.gateway, {
-      server_id: server.server_id,
-      scope_type: 'api_key',
-      scope_id: caller.keyId,
-    });
-    const console = await signedIn('mcp-approve', harness.masterKey, '/ui/mcp/policies');
+    const console = await signedIn('mcp-approve', harness.masterKey, '/ui/mcp/bindings');
     const page = console.page;
+    await bindKeyInUi(console, 'Ops tools (ops)', caller.keyId);
+    await page.getByRole('link', { name: 'Policies', exact: true }).click();
     await createApprovalPolicyInUi(console, 'Ops tools (ops)', 'echo');
 
     const client = await mcpClient(caller.key);
