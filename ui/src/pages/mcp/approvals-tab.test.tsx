@@ -3,7 +3,8 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { apiError, fakeGateway, type RecordedRequest } from '../../test-support/fake-gateway.ts';
 import { renderConsole } from '../../test-support/render-console.tsx';
-import { APPROVALS_POLL_MS, ApprovalsTab, SELF_APPROVAL_REASON } from './approvals-tab.tsx';
+import { SELF_APPROVAL_REASON } from './approval-decision.tsx';
+import { APPROVALS_POLL_MS, ApprovalsTab } from './approvals-tab.tsx';
 import type { McpApproval } from './mcp-types.ts';
 
 const LIST = '/ui/api/mcp-approval-requests';
@@ -34,13 +35,32 @@ function approval(overrides: Partial<McpApproval> = {}): McpApproval {
   };
 }
 
-const list = (data: McpApproval[]) => ({ object: 'list', data, total: data.length, limit: 500, offset: 0 });
+/** While `held` is set, the approval lists wait for it before answering (a poll in flight). */
+interface ListGate {
+  held: Promise<void> | null;
+}
+
+/** Holds the lists until the returned function is called. */
+function hold(gate: ListGate): () => void {
+  let release: () => void = () => {};
+  gate.held = new Promise((resolve) => {
+    release = resolve;
+  });
+  return () => {
+    gate.held = null;
+    release();
+  };
+}
 
 /**
- * A gateway holding `requests`: the pending list is filtered by `status`, and a decision moves the
- * request out of pending as the real one does.
+ * A gateway holding `requests`: the list is filtered by `status` and cut at `limit`, newest first, as the
+ * real one is, and a decision moves the request out of pending as the real one does.
  */
-function inbox(requests: McpApproval[], decide?: (request: RecordedRequest) => unknown) {
+function inbox(
+  requests: McpApproval[],
+  decide?: (request: RecordedRequest) => unknown,
+  gate: ListGate = { held: null },
+) {
   const routes: Record<string, (request: RecordedRequest) => unknown> = {
     '/ui/api/keys/key_7': () => ({ key_id: 'key_7', key_name: 'ci-bot', team_id: 'team_a', user_id: 'bob' }),
     '/ui/api/mcp-servers': () => ({
@@ -50,9 +70,14 @@ function inbox(requests: McpApproval[], decide?: (request: RecordedRequest) => u
       limit: 500,
       offset: 0,
     }),
-    [LIST]: (request) => {
+    [LIST]: async (request) => {
+      await gate.held;
       const status = request.query.get('status');
-      return list(status ? requests.filter((item) => item.status === status) : requests);
+      const limit = Number(request.query.get('limit') ?? 100);
+      const matching = requests
+        .filter((item) => status === null || item.status === status)
+        .sort((a, b) => b.created_at.localeCompare(a.created_at));
+      return { object: 'list', data: matching.slice(0, limit), total: matching.length, limit, offset: 0 };
     },
   };
   for (const item of requests)
@@ -169,11 +194,16 @@ describe('Approval inbox', () => {
     await userEvent.selectOptions(screen.getByLabelText('Server'), 'srv_1');
     await waitFor(() =>
       expect(gateway.to(LIST).filter((request) => request.query.get('server_id') === 'srv_1')).toHaveLength(
-        2,
+        4,
       ),
     );
     const filtered = gateway.to(LIST).filter((request) => request.query.get('server_id') === 'srv_1');
-    expect(filtered.map((request) => request.query.get('status')).sort()).toEqual([null, 'pending'].sort());
+    expect(filtered.map((request) => request.query.get('status')).sort()).toEqual([
+      'approved',
+      'expired',
+      'pending',
+      'rejected',
+    ]);
   });
 
   it('says "No pending approvals" when the inbox is empty', async () => {
@@ -195,6 +225,119 @@ describe('Approval inbox', () => {
     await vi.advanceTimersByTimeAsync(APPROVALS_POLL_MS);
     expect(pendingLists().length).toBe(before + 1);
     expect(await pendingRow('github.merge_pr')).toBeTruthy();
+  });
+});
+
+/** `count` requests of one status, one a minute apart, the newest `newest` minutes before NOW. */
+function series(status: McpApproval['status'], count: number, newest: number, tool: string) {
+  return Array.from({ length: count }, (_, index) =>
+    approval({
+      approval_request_id: `apr_${tool}_${index}`,
+      tool_name: `${tool}_${index}`,
+      status,
+      created_at: new Date(NOW - (newest + index) * 60_000).toISOString(),
+      decided_at: status === 'pending' ? null : '2026-11-25T09:29:00.000Z',
+      capabilities: { can_decide: status === 'pending', can_approve: status === 'pending' },
+    }),
+  );
+}
+
+describe('Recent decisions', () => {
+  it('asks for the decided statuses, so newer pending requests cannot push every decision off the list', async () => {
+    const gateway = inbox([...series('pending', 60, 1, 'fresh'), ...series('rejected', 1, 120, 'old')]);
+    const decisions = await screen.findByRole('table', { name: 'Recent decisions' });
+    expect(within(decisions).getByText('github.old_0')).toBeTruthy();
+    expect(within(decisions).getByText('Rejected')).toBeTruthy();
+    const decidedAsks = gateway.to(LIST).filter((request) => request.query.get('status') !== 'pending');
+    expect(new Set(decidedAsks.map((request) => request.query.get('status')))).toEqual(
+      new Set(['approved', 'rejected', 'expired']),
+    );
+  });
+
+  it('shows the 50 newest decisions across statuses and says how many there are in all', async () => {
+    // Approvals at minutes 1, 3, 5 … and rejections at 2, 4, 6 … before NOW: the newest 50 are minutes 1-50.
+    const approved = series('approved', 40, 1, 'approved').map((item, index) => ({
+      ...item,
+      created_at: new Date(NOW - (1 + 2 * index) * 60_000).toISOString(),
+    }));
+    const rejected = series('rejected', 40, 2, 'rejected').map((item, index) => ({
+      ...item,
+      created_at: new Date(NOW - (2 + 2 * index) * 60_000).toISOString(),
+    }));
+    inbox([...approved, ...rejected]);
+    const decisions = await screen.findByRole('table', { name: 'Recent decisions' });
+    const rows = within(decisions).getAllByRole('row').slice(1);
+    expect(rows).toHaveLength(50);
+    expect(within(rows[0]!).getByText('github.approved_0')).toBeTruthy();
+    expect(within(rows[1]!).getByText('github.rejected_0')).toBeTruthy();
+    expect(within(rows[49]!).getByText('github.rejected_24')).toBeTruthy();
+    expect(screen.getByText('The 50 newest of 80 decisions.')).toBeTruthy();
+  });
+
+  it('says nothing of a cut when every decision is shown', async () => {
+    inbox(series('approved', 3, 1, 'few'));
+    await screen.findByRole('table', { name: 'Recent decisions' });
+    expect(screen.queryByText(/newest of/)).toBeNull();
+  });
+});
+
+describe('Decision buttons and the keyboard focus', () => {
+  it('leaves Approve enabled and focused while a poll is in flight', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const gate: ListGate = { held: null };
+    const requests = [approval()];
+    const gateway = inbox(requests, undefined, gate);
+    const row = await pendingRow('github.delete_repo');
+    const approve = within(row).getByRole('button', { name: 'Approve' }) as HTMLButtonElement;
+    approve.focus();
+    const release = hold(gate);
+    const before = gateway.to(LIST).length;
+    await vi.advanceTimersByTimeAsync(APPROVALS_POLL_MS);
+    expect(gateway.to(LIST).length).toBeGreaterThan(before);
+    expect(approve.disabled).toBe(false);
+    expect(approve.getAttribute('aria-disabled')).toBeNull();
+    expect(document.activeElement).toBe(approve);
+    requests.push(approval({ approval_request_id: 'apr_2', tool_name: 'merge_pr' }));
+    release();
+    expect(await pendingRow('github.merge_pr')).toBeTruthy();
+    expect(document.activeElement).toBe(approve);
+  });
+
+  it('keeps the focus on a pressed Approve while the decision is sent, and a second press sends nothing', async () => {
+    let answer: (refusal: unknown) => void = () => {};
+    const gateway = inbox(
+      [approval()],
+      () =>
+        new Promise((resolve) => {
+          answer = resolve;
+        }),
+    );
+    const row = await pendingRow('github.delete_repo');
+    within(row).getByRole('button', { name: 'Approve' }).focus();
+    await userEvent.keyboard('{Enter}');
+    const busy = await within(row).findByRole('button', { name: 'Approving…' });
+    expect(busy.getAttribute('aria-disabled')).toBe('true');
+    expect(document.activeElement).toBe(busy);
+    await userEvent.keyboard('{Enter}');
+    expect(gateway.to(decisionPath('apr_1'))).toHaveLength(1);
+    answer(apiError(409, 'approval request apr_1 expired'));
+    expect(await within(row).findByRole('alert')).toBeTruthy();
+    expect(within(row).getByRole('button', { name: 'Approve' })).toBe(document.activeElement);
+  });
+
+  it('frees Reject when a refused decision is answered, not after the lists it reloads', async () => {
+    const gate: ListGate = { held: null };
+    inbox([approval()], () => apiError(409, 'approval request apr_1 expired'), gate);
+    const row = await pendingRow('github.delete_repo');
+    const reject = within(row).getByRole('button', { name: 'Reject' });
+    reject.focus();
+    hold(gate);
+    await userEvent.keyboard('{Enter}');
+    expect(await within(row).findByRole('alert')).toBeTruthy();
+    const after = within(row).getByRole('button', { name: 'Reject' }) as HTMLButtonElement;
+    expect(after.disabled).toBe(false);
+    expect(after.getAttribute('aria-disabled')).toBeNull();
+    expect(document.activeElement).toBe(after);
   });
 });
 

@@ -1,22 +1,21 @@
 /**
  * The approval inbox: pending tool calls (polled every 5 s) with their arguments and caller, approved or
- * rejected with a comment, and the recent decisions below. Four-eyes: Approve is disabled, with the
- * reason beside it, when the viewer owns or created the calling key (the gateway refuses it with 403).
+ * rejected with a comment (approval-decision.tsx), and the newest decisions below.
  */
-import { type QueryClient, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
+import type { ApiClient } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
-import { Field, SelectField } from '../../components/field.tsx';
-import { formatAge, formatTime } from '../../components/format.ts';
+import { SelectField } from '../../components/field.tsx';
+import { formatAge, formatCount, formatTime } from '../../components/format.ts';
 import { PolledState } from '../../components/polled-state.tsx';
-import { EmptyState, ErrorNotice } from '../../components/query-state.tsx';
-import { approvalToolName, type ListAnswer, type McpApproval } from './mcp-types.ts';
+import { EmptyState } from '../../components/query-state.tsx';
+import { DECISIONS_SHOWN, DecisionControls, decidedKey, pendingKey } from './approval-decision.tsx';
+import { type ApprovalStatus, approvalToolName, type ListAnswer, type McpApproval } from './mcp-types.ts';
 import { useServers } from './use-servers.ts';
 
 export const APPROVALS_POLL_MS = 5_000;
-const pendingKey = ['mcp', 'approvals', 'pending'] as const;
-const recentKey = ['mcp', 'approvals', 'recent'] as const;
 
 /** Arguments longer than this many characters start collapsed. */
 const COLLAPSE_AFTER = 200;
@@ -85,73 +84,6 @@ function Caller(props: { approval: McpApproval }) {
   );
 }
 
-/** Moves a decided request out of the pending list and onto the decisions at once (the poll confirms). */
-function recordDecision(queryClient: QueryClient, decided: McpApproval) {
-  const id = decided.approval_request_id;
-  queryClient.setQueriesData<ListAnswer<McpApproval>>({ queryKey: pendingKey }, (list) =>
-    list ? { ...list, data: list.data.filter((item) => item.approval_request_id !== id) } : list,
-  );
-  queryClient.setQueriesData<ListAnswer<McpApproval>>({ queryKey: recentKey }, (list) =>
-    list
-      ? { ...list, data: [decided, ...list.data.filter((item) => item.approval_request_id !== id)] }
-      : list,
-  );
-}
-
-function DecisionControls(props: { approval: McpApproval }) {
-  const { approval } = props;
-  const { api } = useSession();
-  const queryClient = useQueryClient();
-  const [comment, setComment] = useState('');
-  const tool = approvalToolName(approval);
-  const id = approval.approval_request_id;
-  const decide = useMutation({
-    mutationFn: (status: 'approved' | 'rejected') =>
-      api.post<McpApproval>(`/mcp-approval-requests/${encodeURIComponent(id)}/decision`, {
-        status,
-        ...(comment.trim() === '' ? {} : { decision_comment: comment.trim() }),
-      }),
-    onSuccess: (decided) => recordDecision(queryClient, decided),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: ['mcp', 'approvals'] }),
-  });
-  const reasonId = `approve-reason-${id}`;
-  const canApprove = approval.capabilities.can_approve;
-  return (
-    <div className="decision">
-      <Field
-        label={`Comment for ${tool}`}
-        value={comment}
-        maxLength={2000}
-        onChange={(event) => setComment(event.target.value)}
-      />
-      <div className="decision-buttons">
-        <button
-          type="button"
-          disabled={!canApprove || decide.isPending}
-          aria-describedby={canApprove ? undefined : reasonId}
-          onClick={() => decide.mutate('approved')}
-        >
-          {decide.isPending && decide.variables === 'approved' ? 'Approving…' : 'Approve'}
-        </button>
-        <button
-          type="button"
-          className="button-danger"
-          disabled={!approval.capabilities.can_decide || decide.isPending}
-          onClick={() => decide.mutate('rejected')}
-        >
-          {decide.isPending && decide.variables === 'rejected' ? 'Rejecting…' : 'Reject'}
-        </button>
-      </div>
-      {!canApprove && (
-        <p className="field-hint" id={reasonId}>
-          {approval.capabilities.can_decide ? SELF_APPROVAL_REASON : 'This request can no longer be decided.'}
-        </p>
-      )}
-      {decide.error && <ErrorNotice error={decide.error} title="Decision not recorded" />}
-    </div>
-  );
-}
-
 function pendingColumns(now: number): Column<McpApproval>[] {
   return [
     { header: 'Tool', cell: (approval) => <code>{approvalToolName(approval)}</code> },
@@ -189,29 +121,114 @@ const decidedColumns: Column<McpApproval>[] = [
   { header: 'Caller', cell: (approval) => <Caller approval={approval} /> },
 ];
 
-/** `now` is injectable so tests fix the ages they read. */
-export function ApprovalsTab(props: { now?: () => number }) {
-  const { api } = useSession();
+/** Every status but pending: the API filters by one status, so each is asked for its newest. */
+const DECIDED_STATUSES: ApprovalStatus[] = ['approved', 'rejected', 'expired'];
+
+/**
+ * The newest decisions of every decided status, newest first (by request time, as the API orders), and
+ * how many there are in all. The newest of each status together hold the newest overall.
+ */
+export async function fetchDecisions(api: ApiClient, serverId: string): Promise<ListAnswer<McpApproval>> {
+  const lists = await Promise.all(
+    DECIDED_STATUSES.map((status) =>
+      api.get<ListAnswer<McpApproval>>('/mcp-approval-requests', {
+        status,
+        server_id: serverId,
+        limit: DECISIONS_SHOWN,
+      }),
+    ),
+  );
+  const data = lists
+    .flatMap((list) => list.data)
+    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at))
+    .slice(0, DECISIONS_SHOWN);
+  const total = lists.reduce((sum, list) => sum + list.total, 0);
+  return { object: 'list', data, total, limit: DECISIONS_SHOWN, offset: 0 };
+}
+
+function ServerFilter(props: { value: string; onChange: (serverId: string) => void }) {
   const { servers } = useServers();
-  const [serverId, setServerId] = useState('');
+  return (
+    <SelectField label="Server" value={props.value} onChange={(event) => props.onChange(event.target.value)}>
+      <option value="">All servers</option>
+      {servers.map((server) => (
+        <option key={server.server_id} value={server.server_id}>
+          {server.name} ({server.server_key})
+        </option>
+      ))}
+    </SelectField>
+  );
+}
+
+function PendingApprovals(props: { serverId: string; now?: () => number }) {
+  const { api } = useSession();
   const pending = useQuery({
-    queryKey: [...pendingKey, serverId],
+    queryKey: [...pendingKey, props.serverId],
     queryFn: () =>
       api.get<ListAnswer<McpApproval>>('/mcp-approval-requests', {
         status: 'pending',
-        server_id: serverId,
+        server_id: props.serverId,
         limit: 500,
       }),
     refetchInterval: APPROVALS_POLL_MS,
   });
-  const recent = useQuery({
-    queryKey: [...recentKey, serverId],
-    queryFn: () =>
-      api.get<ListAnswer<McpApproval>>('/mcp-approval-requests', { server_id: serverId, limit: 50 }),
-    refetchInterval: APPROVALS_POLL_MS,
-  });
   // Reading dataUpdatedAt re-renders on every poll, so the ages move on even when nothing else changed.
   const now = props.now ? props.now() : Math.max(Date.now(), pending.dataUpdatedAt);
+  return (
+    <PolledState query={pending} what="pending approvals">
+      {(answer) =>
+        answer.data.length === 0 ? (
+          <EmptyState title="No pending approvals">
+            Calls of tools with a manual-approval policy will appear here.
+          </EmptyState>
+        ) : (
+          <DataTable
+            caption="Pending approvals"
+            columns={pendingColumns(now)}
+            rows={answer.data}
+            rowKey={(approval) => approval.approval_request_id}
+          />
+        )
+      }
+    </PolledState>
+  );
+}
+
+function RecentDecisions(props: { serverId: string }) {
+  const { api } = useSession();
+  const decided = useQuery({
+    queryKey: [...decidedKey, props.serverId],
+    queryFn: () => fetchDecisions(api, props.serverId),
+    refetchInterval: APPROVALS_POLL_MS,
+  });
+  return (
+    <PolledState query={decided} what="recent decisions">
+      {(answer) =>
+        answer.data.length === 0 ? (
+          <p>No decisions yet.</p>
+        ) : (
+          <>
+            {answer.total > answer.data.length && (
+              <p className="muted">
+                The {formatCount(answer.data.length)} newest of {formatCount(answer.total)} decisions.
+              </p>
+            )}
+            <DataTable
+              caption="Recent decisions"
+              columns={decidedColumns}
+              rows={answer.data}
+              rowKey={(approval) => approval.approval_request_id}
+            />
+          </>
+        )
+      }
+    </PolledState>
+  );
+}
+
+/** `now` is injectable so tests fix the ages they read. */
+export function ApprovalsTab(props: { now?: () => number }) {
+  const [serverId, setServerId] = useState('');
   return (
     <section aria-labelledby="approvals-title">
       <h2 id="approvals-title">Approval inbox</h2>
@@ -219,46 +236,10 @@ export function ApprovalsTab(props: { now?: () => number }) {
         Calls of tools whose policy requires approval wait here for 24 hours. An approval lets the identical
         call run once within 15 minutes; a rejection refuses it for 15 minutes. Checked every 5 seconds.
       </p>
-      <SelectField label="Server" value={serverId} onChange={(event) => setServerId(event.target.value)}>
-        <option value="">All servers</option>
-        {servers.map((server) => (
-          <option key={server.server_id} value={server.server_id}>
-            {server.name} ({server.server_key})
-          </option>
-        ))}
-      </SelectField>
-      <PolledState query={pending} what="pending approvals">
-        {(answer) =>
-          answer.data.length === 0 ? (
-            <EmptyState title="No pending approvals">
-              Calls of tools with a manual-approval policy will appear here.
-            </EmptyState>
-          ) : (
-            <DataTable
-              caption="Pending approvals"
-              columns={pendingColumns(now)}
-              rows={answer.data}
-              rowKey={(approval) => approval.approval_request_id}
-            />
-          )
-        }
-      </PolledState>
+      <ServerFilter value={serverId} onChange={setServerId} />
+      <PendingApprovals serverId={serverId} now={props.now} />
       <h3>Recent decisions</h3>
-      <PolledState query={recent} what="recent decisions">
-        {(answer) => {
-          const decided = answer.data.filter((approval) => approval.status !== 'pending');
-          return decided.length === 0 ? (
-            <p>No decisions yet.</p>
-          ) : (
-            <DataTable
-              caption="Recent decisions"
-              columns={decidedColumns}
-              rows={decided}
-              rowKey={(approval) => approval.approval_request_id}
-            />
-          );
-        }}
-      </PolledState>
+      <RecentDecisions serverId={serverId} />
     </section>
   );
 }
