@@ -56,6 +56,21 @@ export function runSharedStoreSuite(name: string, create: () => Promise<StoreHar
       expect(await store.increment('counter', 1, 60)).toBe(1);
     });
 
+    it('increments several counters in one call, each with its own amount and the same create-time expiry', async () => {
+      await store.incrementMany([], 60);
+      await store.increment('many-counter-a', 1, 10_000);
+      await store.incrementMany(
+        [
+          { key: 'many-counter-a', amount: 2 },
+          { key: 'many-counter-b', amount: 5 },
+        ],
+        60,
+      );
+      expect(await store.getMany(['many-counter-a', 'many-counter-b'])).toEqual(['3', '5']);
+      await harness.advance(100);
+      expect(await store.getMany(['many-counter-a', 'many-counter-b'])).toEqual(['3', null]);
+    });
+
     it('delivers published messages to subscribers of the channel only', async () => {
       const received: string[] = [];
       const other: string[] = [];

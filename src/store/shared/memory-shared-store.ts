@@ -92,6 +92,13 @@ export class MemorySharedStore implements SharedStore {
     return amount;
   }
 
+  async incrementMany(
+    counters: ReadonlyArray<{ key: string; amount: number }>,
+    ttlMs: number,
+  ): Promise<void> {
+    for (const counter of counters) await this.increment(counter.key, counter.amount, ttlMs);
+  }
+
   async cacheGet(key: string): Promise<string | undefined> {
     return this.responseCache.get(key);
   }

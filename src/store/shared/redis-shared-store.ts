@@ -52,6 +52,13 @@ const INCREMENT_SCRIPT = `
 local value = redis.call('INCRBY', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return value`;
+/** INCREMENT_SCRIPT over every key: ARGV[1] is the TTL, ARGV[i + 1] the amount of KEYS[i]. */
+const INCREMENT_MANY_SCRIPT = `
+for index, key in ipairs(KEYS) do
+  redis.call('INCRBY', key, ARGV[index + 1])
+  if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, ARGV[1]) end
+end
+return 0`;
 
 export interface RedisSharedStoreOptions {
   url: string;
@@ -260,6 +267,24 @@ export class RedisSharedStore implements SharedStore {
       this.client.eval(INCREMENT_SCRIPT, 1, this.prefix + key, amount, Math.max(1, Math.ceil(ttlMs))),
     );
     return Number(value);
+  }
+
+  async incrementMany(
+    counters: ReadonlyArray<{ key: string; amount: number }>,
+    ttlMs: number,
+  ): Promise<void> {
+    if (counters.length === 0) return;
+    const keys = counters.map((counter) => this.prefix + counter.key);
+    const amounts = counters.map((counter) => counter.amount);
+    await this.run(() =>
+      this.client.eval(
+        INCREMENT_MANY_SCRIPT,
+        keys.length,
+        ...keys,
+        Math.max(1, Math.ceil(ttlMs)),
+        ...amounts,
+      ),
+    );
   }
 
   async cacheGet(key: string): Promise<string | undefined> {

@@ -24,6 +24,8 @@ export interface SharedStore {
   delete(key: string): Promise<void>;
   /** Adds `amount` to a counter, starting its expiry when the counter is created; returns the new value. */
   increment(key: string, amount: number, ttlMs: number): Promise<number>;
+  /** `increment` of several counters in one round trip (one script on Redis); nothing is returned. */
+  incrementMany(counters: ReadonlyArray<{ key: string; amount: number }>, ttlMs: number): Promise<void>;
   publish(channel: string, message: string): Promise<void>;
   /**
    * Calls `onMessage` for each message on `channel`, and `onResync` whenever messages may have been missed
