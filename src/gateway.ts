@@ -223,6 +223,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       ),
   );
   const rejections = new RejectionCounter({ store, clock, logger });
+  rejections.start();
   const admission = new CallerAdmission({
     rejections,
     store,
@@ -375,6 +376,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await registry.close();
       await spend.close();
       await mcp.close();
+      await rejections.close(); // the last second's refusals, before the store goes
       await store.close();
       if (telemetry !== database) await telemetry.close();
       await database.close();

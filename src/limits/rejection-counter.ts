@@ -1,9 +1,15 @@
 /**
  * Counts requests refused by identity rate limits (429) and budgets, per minute, in the shared store,
- * so the console's overview shows every replica's refusals. Written only on the refusal path (an
- * admitted request writes nothing), fire-and-forget; a store failure is logged at debug and dropped.
- * Each refusal is counted for the whole gateway and for the caller's organization, whose
- * administrator sees only that count.
+ * so the console's overview shows every replica's refusals. A refusal only adds to an in-process
+ * count (a client flooding past its rpm makes the refusal path the hot path, so it must not wait on
+ * Redis); once a second the counts go to the store in one round trip, and on close. Each refusal is
+ * counted for the whole gateway and for the caller's organization, whose administrator sees only
+ * that count.
+ *
+ * While the store is known to be down (fail_open degraded mode) the counts stay in process and are
+ * written when it answers again, minutes older than the hour the overview reads dropped. A write that
+ * fails is logged at debug and dropped, not retried (it may have landed: a retry could count twice);
+ * counts of a replica that stops while the store is down are lost.
  */
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -16,6 +22,7 @@ const MINUTE_MS = 60_000;
 const COUNTER_TTL_MS = 2 * 3_600_000;
 const MINUTES = 60;
 const KINDS: readonly RejectionKind[] = ['rate_limit', 'budget'];
+const FLUSH_INTERVAL_MS = 1_000;
 
 export interface RejectionSeries {
   windowSeconds: number;
@@ -24,29 +31,67 @@ export interface RejectionSeries {
   series: Array<{ start: number; rateLimit: number; budget: number }>;
 }
 
+type CounterStore = Pick<SharedStore, 'incrementMany' | 'getMany' | 'isAvailable'>;
+
 export class RejectionCounter {
-  private readonly store: Pick<SharedStore, 'increment' | 'getMany'>;
+  private readonly store: CounterStore;
   private readonly clock: Clock;
   private readonly logger: Logger;
+  /** Counts not yet written, by counter key (its minute kept to drop it once out of the hour). */
+  private pending = new Map<string, { minute: number; amount: number }>();
+  /** The writes started so far, in order; a read waits for them. */
+  private written: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
 
-  constructor(options: { store: Pick<SharedStore, 'increment' | 'getMany'>; clock: Clock; logger: Logger }) {
+  constructor(options: { store: CounterStore; clock: Clock; logger: Logger }) {
     this.store = options.store;
     this.clock = options.clock;
     this.logger = options.logger;
   }
 
-  /** Never awaited by the refused request, never throws. */
+  /** Writes the counts once a second until `close`. */
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), FLUSH_INTERVAL_MS).unref();
+  }
+
+  /** Stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  /** Called on the refused request's path: counts in process, never touches the store, never throws. */
   record(kind: RejectionKind, organizationId: string | null): void {
     const minute = Math.floor(this.clock.now() / MINUTE_MS);
     const scopes = organizationId === null ? ['all'] : ['all', `org:${organizationId}`];
-    for (const scope of scopes)
-      this.store.increment(counterKey(kind, minute, scope), 1, COUNTER_TTL_MS).catch((error: unknown) => {
-        this.logger.debug({ err: error, kind }, 'rejection counter not written');
-      });
+    for (const scope of scopes) {
+      const key = counterKey(kind, minute, scope);
+      const entry = this.pending.get(key);
+      if (entry) entry.amount++;
+      else this.pending.set(key, { minute, amount: 1 });
+    }
+  }
+
+  /** Writes the pending counts in one round trip (kept while the store is down); never throws. */
+  flush(): Promise<void> {
+    const oldest = Math.floor(this.clock.now() / MINUTE_MS) - MINUTES + 1;
+    for (const [key, entry] of this.pending) if (entry.minute < oldest) this.pending.delete(key);
+    if (this.pending.size > 0 && this.store.isAvailable()) {
+      const counters = [...this.pending].map(([key, entry]) => ({ key, amount: entry.amount }));
+      this.pending = new Map();
+      this.written = this.written.then(() =>
+        this.store.incrementMany(counters, COUNTER_TTL_MS).catch((error: unknown) => {
+          this.logger.debug({ err: error, counters: counters.length }, 'rejection counters not written');
+        }),
+      );
+    }
+    return this.written;
   }
 
   /** The last 60 minutes (the current one last), for the whole gateway or one organization. */
   async lastHour(organizationId?: string): Promise<RejectionSeries> {
+    await this.flush(); // this replica's own refusals of the last second count too
     const current = Math.floor(this.clock.now() / MINUTE_MS);
     const minutes = Array.from({ length: MINUTES }, (_, index) => current - MINUTES + 1 + index);
     const scope = organizationId === undefined ? 'all' : `org:${organizationId}`;
