@@ -135,7 +135,7 @@ function RowActions(props: { path: string; name: string; onEdit: () => void; onD
       </button>
       <ConfirmButton
         label="Delete"
-        ariaLabel={`Delete ${props.name}`}
+        target={props.name}
         pending={remove.isPending}
         onConfirm={() => remove.mutate()}
       />

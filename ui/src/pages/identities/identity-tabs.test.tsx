@@ -125,7 +125,7 @@ describe('Keys & identities tabs', () => {
     expect(fake.to('/ui/api/teams/team-a')[0]?.body).toEqual({ soft_budget: 20 });
 
     await user.click(screen.getByRole('button', { name: 'Delete Alpha' }));
-    await user.click(screen.getByRole('button', { name: 'Confirm delete' }));
+    await user.click(screen.getByRole('button', { name: 'Confirm delete Alpha' }));
     await waitFor(() => expect(fake.to('/ui/api/teams/team-a').at(-1)?.method).toBe('DELETE'));
   });
 

@@ -228,7 +228,7 @@ describe('Keys tab', () => {
     await user.click(screen.getByRole('button', { name: 'Edit ci-key' }));
     await user.click(screen.getByRole('button', { name: 'Revoke ci-key' }));
     expect(gateway.to('/ui/api/keys/key-1').filter((request) => request.method === 'DELETE')).toHaveLength(0);
-    await user.click(screen.getByRole('button', { name: 'Confirm revoke' }));
+    await user.click(screen.getByRole('button', { name: 'Confirm revoke ci-key' }));
     await waitFor(() =>
       expect(gateway.to('/ui/api/keys/key-1').filter((request) => request.method === 'DELETE')).toHaveLength(
         1,

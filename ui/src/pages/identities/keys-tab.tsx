@@ -218,7 +218,7 @@ function KeyActions(props: {
       </button>
       <ConfirmButton
         label="Revoke"
-        ariaLabel={`Revoke ${name}`}
+        target={name}
         pending={revoke.isPending}
         onConfirm={() => revoke.mutate()}
       />
