@@ -57,20 +57,24 @@ function localErrors(values: FormValues, creating: boolean): Partial<Record<Fiel
   return found;
 }
 
-/** The body of a create, or of an edit with only what changed (the token only when typed or removed). */
+/**
+ * The body of a create (`baseline` undefined), or of an edit with only what changed since the form
+ * opened (the token only when typed or removed). `baseline` is the form's opening values, not the live
+ * server: a field another administrator changed meanwhile, untouched here, is not written back.
+ */
 export function serverBody(
   values: FormValues,
   token: TokenChange,
-  server: McpServer | undefined,
+  baseline: FormValues | undefined,
 ): Record<string, unknown> {
-  const before = initialValues(server);
   const body: Record<string, unknown> = {};
-  const changed = (name: keyof FormValues) => server === undefined || values[name] !== before[name];
+  const editing = baseline !== undefined;
+  const changed = (name: keyof FormValues) => !editing || values[name] !== baseline[name];
   if (changed('server_key')) body.server_key = values.server_key.trim();
   if (changed('name') && values.name.trim() !== '') body.name = values.name.trim();
   if (changed('base_url')) body.base_url = values.base_url.trim();
   if (changed('enabled')) body.enabled = values.enabled;
-  if (changed('headers') && (server !== undefined || values.headers.trim() !== ''))
+  if (changed('headers') && (editing || values.headers.trim() !== ''))
     body.forwarded_headers_allowlist = headerList(values.headers);
   if (changed('timeout') && values.timeout.trim() !== '') body.request_timeout_ms = Number(values.timeout);
   if (token.value !== '') {
@@ -132,48 +136,20 @@ function submitLabel(creating: boolean, pending: boolean): string {
   return pending ? 'Saving…' : 'Save changes';
 }
 
-export function ServerForm(props: {
-  /** The server being edited; absent to register a new one. */
-  server?: McpServer;
-  pending: boolean;
-  error: unknown;
-  onSubmit: (body: Record<string, unknown>) => void;
-  onCancel: () => void;
-}) {
-  const { server } = props;
-  const creating = server === undefined;
-  const heading = useRef<HTMLHeadingElement>(null);
-  // A form opened from a button takes the focus, so keyboard users land in it.
-  useEffect(() => heading.current?.focus(), []);
-  const [values, setValues] = useState(() => initialValues(server));
-  const [token, setToken] = useState<TokenChange>({ value: '', remove: false });
-  const [local, setLocal] = useState<Partial<Record<FieldName, string>>>({});
-  const remote = fieldErrors(props.error, FIELDS);
-  // A taken server_key is a 409 without a param: it still belongs next to the key.
-  const conflict = props.error instanceof ApiError && props.error.status === 409;
-  const errorOf = (name: FieldName) =>
-    local[name] ?? remote.field[name] ?? (conflict && name === 'server_key' ? remote.form : undefined);
-  const set = (name: keyof FormValues) => (event: { target: HTMLInputElement }) =>
-    setValues((current) => ({
-      ...current,
-      [name]: name === 'enabled' ? event.target.checked : event.target.value,
-    }));
+type Errors = (name: FieldName) => string | null | undefined;
 
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const found = localErrors(values, creating);
-    setLocal(found);
-    if (Object.keys(found).length > 0) return;
-    props.onSubmit(serverBody(values, token, server));
-  };
+interface FieldsProps {
+  values: FormValues;
+  onChange: (name: keyof FormValues) => (event: { target: HTMLInputElement }) => void;
+  errorOf: Errors;
+  creating: boolean;
+}
 
-  const title = creating ? 'Register an MCP server' : `Edit ${server.name}`;
+/** Everything but the token: the settings a server is registered or edited with. */
+function SettingsFields(props: FieldsProps) {
+  const { values, onChange: set, errorOf } = props;
   return (
-    <form className="card mcp-form" onSubmit={submit} aria-labelledby="server-form-title" noValidate>
-      <h3 id="server-form-title" ref={heading} tabIndex={-1}>
-        {title}
-      </h3>
-      {remote.form && !conflict && <ErrorNotice error={props.error} />}
+    <>
       <div className="form-row">
         <Field
           label="Server key"
@@ -194,7 +170,15 @@ export function ServerForm(props: {
         hint="The server's streamable HTTP endpoint, e.g. https://tools.example.com/mcp."
         required
       />
-      <TokenField token={token} onChange={setToken} error={errorOf('auth_config')} server={server} />
+    </>
+  );
+}
+
+/** How calls reach the server: forwarded headers, timeout, and whether it is used at all. */
+function LimitFields(props: FieldsProps) {
+  const { values, onChange: set, errorOf } = props;
+  return (
+    <>
       <div className="form-row">
         <Field
           label="Forwarded headers"
@@ -209,12 +193,69 @@ export function ServerForm(props: {
           value={values.timeout}
           onChange={set('timeout')}
           error={errorOf('request_timeout_ms')}
-          hint={creating ? 'Default 30000.' : undefined}
+          hint={props.creating ? 'Default 30000.' : undefined}
         />
       </div>
       <label className="checkbox">
         <input type="checkbox" checked={values.enabled} onChange={set('enabled')} /> Enabled
       </label>
+    </>
+  );
+}
+
+/** Field errors: the browser's own checks first, then the gateway's by param. */
+function useErrors(error: unknown) {
+  const [local, setLocal] = useState<Partial<Record<FieldName, string>>>({});
+  const remote = fieldErrors(error, FIELDS);
+  // A taken server_key is a 409 without a param: it still belongs next to the key.
+  const conflict = error instanceof ApiError && error.status === 409;
+  const errorOf: Errors = (name) =>
+    local[name] ?? remote.field[name] ?? (conflict && name === 'server_key' ? remote.form : undefined);
+  return { errorOf, setLocal, formError: remote.form && !conflict };
+}
+
+export function ServerForm(props: {
+  /** The server being edited; absent to register a new one. */
+  server?: McpServer;
+  pending: boolean;
+  error: unknown;
+  onSubmit: (body: Record<string, unknown>) => void;
+  onCancel: () => void;
+}) {
+  const { server } = props;
+  const creating = server === undefined;
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A form opened from a button takes the focus, so keyboard users land in it.
+  useEffect(() => heading.current?.focus(), []);
+  // Taken once: an edit is measured against what the form opened with, not against later refetches.
+  const [baseline] = useState(() => (creating ? undefined : initialValues(server)));
+  const [values, setValues] = useState(() => initialValues(server));
+  const [token, setToken] = useState<TokenChange>({ value: '', remove: false });
+  const { errorOf, setLocal, formError } = useErrors(props.error);
+  const set = (name: keyof FormValues) => (event: { target: HTMLInputElement }) =>
+    setValues((current) => ({
+      ...current,
+      [name]: name === 'enabled' ? event.target.checked : event.target.value,
+    }));
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const found = localErrors(values, creating);
+    setLocal(found);
+    if (Object.keys(found).length > 0) return;
+    props.onSubmit(serverBody(values, token, baseline));
+  };
+
+  const fields = { values, onChange: set, errorOf, creating };
+  return (
+    <form className="card mcp-form" onSubmit={submit} aria-labelledby="server-form-title" noValidate>
+      <h3 id="server-form-title" ref={heading} tabIndex={-1}>
+        {creating ? 'Register an MCP server' : `Edit ${server.name}`}
+      </h3>
+      {formError && <ErrorNotice error={props.error} />}
+      <SettingsFields {...fields} />
+      <TokenField token={token} onChange={setToken} error={errorOf('auth_config')} server={server} />
+      <LimitFields {...fields} />
       <div className="form-actions">
         <button type="submit" disabled={props.pending}>
           {submitLabel(creating, props.pending)}

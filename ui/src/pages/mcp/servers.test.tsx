@@ -1,93 +1,21 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import type { Actor } from '../../auth/session.tsx';
-import { apiError, fakeGateway, type RecordedRequest } from '../../test-support/fake-gateway.ts';
+import { apiError, fakeGateway } from '../../test-support/fake-gateway.ts';
 import { orgAdminActor, renderConsole } from '../../test-support/render-console.tsx';
 import { McpPage } from '../mcp-page.tsx';
-import type { McpHealth, McpServer, McpServerDetail } from './mcp-types.ts';
-
-const LIST = '/ui/api/mcp-servers';
-const ONE = '/ui/api/mcp-servers/srv_1';
-const TOKEN = 'tok-very-secret-42';
-
-function server(overrides: Partial<McpServer> = {}): McpServer {
-  return {
-    server_id: 'srv_1',
-    server_key: 'github',
-    name: 'GitHub tools',
-    transport: 'streamable_http',
-    base_url: 'https://tools.example.com/mcp?token=REDACTED',
-    enabled: true,
-    auth_mode: 'bearer',
-    auth_config: { token_set: true },
-    forwarded_headers_allowlist: ['x-tenant'],
-    request_timeout_ms: 30000,
-    source: 'api',
-    tool_count: 2,
-    tools_refreshed_at: '2026-11-25T09:00:00.000Z',
-    last_refresh_error: null,
-    created_at: '2026-11-25T08:00:00.000Z',
-    updated_at: '2026-11-25T08:00:00.000Z',
-    ...overrides,
-  };
-}
-
-function detail(): McpServerDetail {
-  return {
-    ...server(),
-    tools: [
-      {
-        name: 'github.get_issue',
-        tool_name: 'get_issue',
-        description: 'Read an issue',
-        input_schema: { type: 'object', properties: { repo: {}, number: {} } },
-        refreshed_at: '2026-11-25T09:00:00.000Z',
-      },
-    ],
-    bindings: [],
-    policies: [],
-  };
-}
-
-const list = (data: unknown[]) => ({ object: 'list', data, total: data.length, limit: 500, offset: 0 });
-
-const operations = {
-  server_id: 'srv_1',
-  server_key: 'github',
-  scope: 'process',
-  call_counts: { ok: 4 },
-  recent_calls: [],
-  recent_failures: [],
-  approval_counts: { pending: 1, approved: 0, rejected: 0, expired: 0 },
-  last_refresh_error: null,
-  tools_refreshed_at: null,
-};
-
-function renderDetail(routes: Record<string, (request: RecordedRequest) => unknown> = {}, actor?: Actor) {
-  const gateway = fakeGateway({
-    [ONE]: () => detail(),
-    [`${ONE}/operations`]: () => operations,
-    ...routes,
-  });
-  renderConsole(<McpPage />, { fetch: gateway.fetch, path: '/mcp/servers/srv_1', route: '/mcp/*', actor });
-  return gateway;
-}
-
-/** The first element of `role` (status, alert) whose text contains `text`, once one appears. */
-function findRoleWith(role: 'status' | 'alert', text: string): Promise<HTMLElement> {
-  return waitFor(() => {
-    const found = screen.getAllByRole(role).find((element) => element.textContent?.includes(text));
-    if (!found) throw new Error(`no ${role} containing "${text}"`);
-    return found;
-  });
-}
-
-/** The texts an input's aria-describedby points at (its hint and its error). */
-function description(input: HTMLElement): string {
-  const ids = (input.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean);
-  return ids.map((id) => document.getElementById(id)?.textContent ?? '').join(' ');
-}
+import type { McpHealth, McpServer } from './mcp-types.ts';
+import {
+  description,
+  detail,
+  findRoleWith,
+  LIST,
+  list,
+  ONE,
+  renderDetail,
+  server,
+  TOKEN,
+} from './server-fixtures.tsx';
 
 describe('MCP servers', () => {
   it('sends the auth token once when registering, and never shows it afterwards', async () => {
@@ -204,6 +132,25 @@ describe('MCP servers', () => {
     const patches = gateway.to(ONE).filter((request) => request.method === 'PATCH');
     expect(patches).toHaveLength(1);
     expect(patches[0]!.body).toEqual({ name: 'GitHub' });
+  });
+
+  it("sends only what this edit changed: another admin's rename that reloads meanwhile is not PATCHed back", async () => {
+    let stored = detail();
+    const { to, queryClient } = renderDetail({
+      [ONE]: (request) => (request.method === 'PATCH' ? server() : stored),
+    });
+    await userEvent.click(await screen.findByRole('button', { name: 'Edit' }));
+    stored = { ...detail(), name: 'GitHub (renamed elsewhere)' };
+    await queryClient.invalidateQueries({ queryKey: ['mcp'] });
+    await screen.findByRole('heading', { name: 'GitHub (renamed elsewhere)' });
+    const form = screen.getByRole('form', { name: /^Edit / });
+    const timeout = within(form).getByLabelText('Request timeout (ms)');
+    await userEvent.clear(timeout);
+    await userEvent.type(timeout, '60000');
+    await userEvent.click(within(form).getByRole('button', { name: 'Save changes' }));
+    await screen.findByRole('button', { name: 'Edit' });
+    const patches = to(ONE).filter((request) => request.method === 'PATCH');
+    expect(patches.map((request) => request.body)).toEqual([{ request_timeout_ms: 60000 }]);
   });
 
   it('sends a new token, or null when "Remove the stored token" is ticked', async () => {
