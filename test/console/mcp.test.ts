@@ -122,7 +122,7 @@ describe('MCP in the console', () => {
     expect(await page.getByLabel('Auth token').inputValue()).toBe('');
     await page.getByLabel('Name', { exact: true }).fill('Docs search v2');
     await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('heading', { name: 'Docs search v2' }).waitFor();
+    await page.getByRole('heading', { name: 'Docs search v2', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Run health check' }).click();
     await page
       .getByRole('status')
@@ -131,7 +131,7 @@ describe('MCP in the console', () => {
 
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
-    await servers.waitFor();
+    await page.waitForURL(/\/ui\/mcp\/servers$/);
     await page.getByText('Docs search v2').waitFor({ state: 'detached' });
     expect((await adminOk(harness.gateway, 'GET', '/ui/api/mcp-servers')).data).toEqual([]);
     expectNoProblems(console);
@@ -189,7 +189,7 @@ describe('MCP in the console', () => {
     expectNoProblems(console);
   });
 
-  it('an admin who created the calling key sees "Approve" disabled with the reason next to it', async () => {
+  it('an admin who created the calling key sees "Approve" disabled with the reason next to it, and may reject', async () => {
     const server = await registerServer(harness.gateway, {
       server_key: 'self',
       base_url: upstream.url,
@@ -215,7 +215,8 @@ describe('MCP in the console', () => {
       tool_name: 'add',
       require_approval: 'manual',
     });
-    await pendingApproval(await mcpClient(callerKey.key), 'self.add', { a: 20, b: 22 });
+    const client = await mcpClient(callerKey.key);
+    await pendingApproval(client, 'self.add', { a: 20, b: 22 });
 
     const console = await signedIn('mcp-four-eyes', adminKey.key, '/ui/mcp/approvals');
     const row = bodyRows(table(console.page, 'Pending approvals')).filter({ hasText: 'add' });
@@ -225,6 +226,16 @@ describe('MCP in the console', () => {
     expect(await describedText(approve)).toMatch(/own or created the key/i);
     expect(await row.getByRole('button', { name: 'Reject' }).isEnabled()).toBe(true);
     await console.screenshot('approvals-four-eyes');
+
+    // The key's owner may still reject: the identical call is then refused with -32009.
+    await row.getByLabel(/^Comment for /).fill('Not from a script');
+    await row.getByRole('button', { name: 'Reject' }).click();
+    await row.waitFor({ state: 'detached' });
+    const refusal = await client
+      .callTool({ name: 'self.add', arguments: { a: 20, b: 22 } })
+      .catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(McpError);
+    expect((refusal as McpError).code).toBe(-32009);
     expectNoProblems(console);
   });
 });
