@@ -119,7 +119,8 @@ export interface ModelGroupView {
 
 export interface FallbackEventView {
   timestamp: string;
-  request_id: string;
+  /** Absent for organization administrators: it may name another organization's request. */
+  request_id?: string;
   model: string;
   to_model: string | null;
   from_deployment: string | null;

@@ -16,7 +16,8 @@ function destination(event: FallbackEventView): string {
 
 const columns: Column<FallbackEventView>[] = [
   { header: 'Time', cell: (event) => formatTime(event.timestamp) },
-  { header: 'Request', cell: (event) => <code>{event.request_id}</code> },
+  // Organization administrators get no request ids (they may name another organization's requests).
+  { header: 'Request', cell: (event) => (event.request_id ? <code>{event.request_id}</code> : '—') },
   { header: 'From → to', cell: (event) => `${origin(event)} → ${destination(event)}` },
   { header: 'Reason', cell: (event) => event.reason },
   { header: 'Attempt', cell: (event) => event.attempt, numeric: true },
@@ -35,7 +36,9 @@ export function FallbackEvents(props: { events: FallbackEventView[] }) {
           caption="Fallback events"
           columns={columns}
           rows={props.events}
-          rowKey={(event) => `${event.request_id}-${event.attempt}-${event.timestamp}`}
+          rowKey={(event) =>
+            `${event.request_id ?? event.from_deployment ?? ''}-${event.model}-${event.attempt}-${event.timestamp}`
+          }
         />
       )}
     </section>
