@@ -85,7 +85,7 @@ router_settings:
     });
   });
 
-  it('is open to organization administrators (read-only, nothing of an organization in it)', async () => {
+  it('is open to organization administrators, without the request ids of fallback events (they name any organization)', async () => {
     await gateway.admin('POST', '/ui/api/organizations', { organization_id: 'org-d' });
     await gateway.admin('POST', '/ui/api/users', {
       user_id: 'boss-d',
@@ -98,5 +98,15 @@ router_settings:
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
+    const body = (await response.json()) as any;
+    const { body: full } = await gateway.admin('GET', '/ui/api/console/deployments');
+    const requestId = full.fallback_events[0].request_id;
+    expect(requestId).toEqual(expect.any(String));
+    expect(body.fallback_events).toHaveLength(full.fallback_events.length);
+    expect(body.fallback_events[0]).toEqual(
+      Object.fromEntries(Object.entries(full.fallback_events[0]).filter(([field]) => field !== 'request_id')),
+    );
+    expect(body.fallback_events.some((event: any) => 'request_id' in event)).toBe(false);
+    expect(JSON.stringify(body)).not.toContain(requestId);
   });
 });

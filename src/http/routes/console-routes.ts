@@ -4,6 +4,7 @@
  * replica's routing health, the endpoints each group serves and recent fallback events).
  */
 import { BATCH_ENDPOINTS } from '../../batch/batch-input-lines.ts';
+import type { AdminActor } from '../../identity/authenticator.ts';
 import { CAPABILITY_MODES, type Capability } from '../../providers/provider-adapter.ts';
 import { deploymentReport } from '../../routing/deployment-report.ts';
 import type { ModelGroup } from '../../routing/model-registry.ts';
@@ -33,18 +34,22 @@ const BATCH_PATH_OF_CAPABILITY: Partial<Record<Capability, string>> = {
   embeddings: '/v1/embeddings',
 };
 const FALLBACK_EVENTS = 50;
+const common = { tags: ['admin'], security: adminSecurity };
 
 export function registerConsoleRoutes(
   app: App,
   deps: Pick<AppDependencies, 'console' | 'routing' | 'batches'>,
 ): void {
-  const onRequest = app.authenticateAdmin;
-  const common = { tags: ['admin'], security: adminSecurity };
+  registerSessionRoute(app);
+  registerDeploymentsRoute(app, deps);
+  if (deps.console) registerOverviewRoute(app, deps.console);
+}
 
+function registerSessionRoute(app: App): void {
   app.get(
     '/ui/api/session',
     {
-      onRequest,
+      onRequest: app.authenticateAdmin,
       schema: {
         ...common,
         summary:
@@ -54,42 +59,48 @@ export function registerConsoleRoutes(
     },
     async (request) => sessionView(request.adminActor),
   );
+}
 
+function registerDeploymentsRoute(app: App, deps: Pick<AppDependencies, 'routing' | 'batches'>): void {
   app.get(
     '/ui/api/console/deployments',
     {
-      onRequest,
+      onRequest: app.authenticateAdmin,
       schema: {
         ...common,
         summary:
-          "This replica's routing view: health and cooldowns per deployment, the endpoints each model group serves, and the newest fallback events.",
+          "This replica's routing view: health and cooldowns per deployment, the endpoints each model group serves, and the newest fallback events (without request ids for organization administrators).",
         response: { 200: DeploymentsView, ...errorResponses },
       },
     },
-    async () => {
+    async (request) => {
       const report = await deploymentReport(deps.routing);
       const groups = new Map(deps.routing.registry.groups().map((group) => [group.name, group]));
+      const events = deps.routing.events.recent(FALLBACK_EVENTS);
       return {
         ...report,
         model_groups: report.model_groups.map((view) => ({
           ...view,
           endpoints: endpointsOf(groups.get(view.model)!, deps.batches !== undefined),
         })),
-        fallback_events: deps.routing.events.recent(FALLBACK_EVENTS),
+        // A request id names a request of any organization: only the gateway's administrators see them.
+        fallback_events: isOrgAdmin(request.adminActor)
+          ? events.map(({ request_id: _, ...event }) => event)
+          : events,
       };
     },
   );
+}
 
-  const { console: summaries } = deps;
-  if (!summaries) return;
+function registerOverviewRoute(app: App, summaries: NonNullable<AppDependencies['console']>): void {
   app.get(
     '/ui/api/console/overview',
     {
-      onRequest,
+      onRequest: app.authenticateAdmin,
       schema: {
         ...common,
         summary:
-          'Requests, errors, approximate latency percentiles, tokens and spend per time bucket from the spend records, the top models, keys and teams, and rate-limit and budget refusals of the last hour across replicas.',
+          'Requests, errors, approximate latency percentiles, tokens and spend per time bucket from the spend records (cached 30 s for 1h and 24h, 5 min for 7d and 30d), the top models, keys and teams, and rate-limit and budget refusals of the last hour across replicas.',
         querystring: OverviewQuery,
         response: { 200: OverviewView, ...errorResponses },
       },
@@ -103,6 +114,10 @@ export function registerConsoleRoutes(
       return overviewView(overview, rejections, organizationId ?? null);
     },
   );
+}
+
+function isOrgAdmin(actor: AdminActor): boolean {
+  return actor.kind === 'user' && actor.role === 'org_admin';
 }
 
 /** The same rule as request admission: a group serves the endpoints of the capability owning its mode. */

@@ -218,7 +218,11 @@ export const DeploymentsView = Type.Object({
   fallback_events: Type.Array(
     Type.Object({
       timestamp: Type.String(),
-      request_id: Type.String(),
+      request_id: Type.Optional(
+        Type.String({
+          description: 'Absent for organization administrators (it may name another organization).',
+        }),
+      ),
       model: Type.String(),
       to_model: Nullable(Type.String()),
       from_deployment: Nullable(Type.String()),
