@@ -131,6 +131,8 @@ describe.each(await availableBackends())('CSV exports on %s', (_name, makeBacken
     expect(response.headers.get('content-disposition')).toBe(
       'attachment; filename="switchboard-spend-all-2026-11-24.csv"',
     );
+    // The cap travels with the file, so a client can tell a file cut at it.
+    expect(response.headers.get('x-export-row-cap')).toBe(String(EXPORT_ROW_CAP));
     const [header, ...records] = parseCsv(text);
     expect(header!.slice(0, 3)).toEqual(['request_id', 'created_at', 'key_id']);
     expect(records).toHaveLength(1200);
@@ -141,6 +143,16 @@ describe.each(await availableBackends())('CSV exports on %s', (_name, makeBacken
     const column = (name: string) => header!.indexOf(name);
     expect(records[0]![column('created_at')]).toBe(new Date(NOW - 10_000).toISOString());
     expect(records[0]![column('stream')]).toBe('false');
+  });
+
+  it('answers HEAD with 404 on both exports: a HEAD would read the whole export to throw it away', async () => {
+    for (const path of ['/ui/api/spend/logs/export', '/ui/api/audit/export']) {
+      const response = await fetch(`${gateway.baseUrl}${path}`, {
+        method: 'HEAD',
+        headers: { authorization: `Bearer ${gateway.masterKey}` },
+      });
+      expect(response.status, path).toBe(404);
+    }
   });
 
   it('quotes cells per RFC 4180 and prefixes formula-like cells with an apostrophe', async () => {
@@ -194,6 +206,7 @@ describe.each(await availableBackends())('CSV exports on %s', (_name, makeBacken
     );
     expect(status).toBe(200);
     expect(response.headers.get('content-disposition')).toMatch(/switchboard-audit-all-2026-11-24\.csv/);
+    expect(response.headers.get('x-export-row-cap')).toBe('100000');
     const [header, ...records] = parseCsv(text);
     expect(header).toEqual([
       'audit_id',
