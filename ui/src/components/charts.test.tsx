@@ -1,24 +1,57 @@
+import { render, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { chartColors, formatBucketTime } from './charts.tsx';
+import { stubResizeObserver } from '../test-support/render-console.tsx';
+import { ChartFigure, chartColors, formatBucketTime } from './charts.tsx';
 
-// Expectations are built from the same instant in the test machine's local time zone.
-const at = new Date('2026-11-24T13:05:00Z');
-const localTime = at.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
-const localDay = at.toLocaleDateString('en-GB', { day: 'numeric', month: 'short' });
+// The gateway cuts buckets on UTC boundaries, so their labels are UTC whatever the browser's zone:
+// the test runs in New York (UTC-5 in November), where a local-time label would differ.
+process.env.TZ = 'America/New_York';
+
+const at = '2026-11-24T13:05:00.000Z';
+// 02:00 UTC on the 25th is still the 24th in New York.
+const afterUtcMidnight = '2026-11-25T02:00:00.000Z';
 
 describe('formatBucketTime', () => {
-  it('shows only the time when the window is a day or less', () => {
-    expect(formatBucketTime(at.toISOString(), 60, 3600)).toBe(localTime);
-    expect(formatBucketTime(at.toISOString(), 3600, 86_400)).toBe(localTime);
+  it('runs in a zone other than UTC (else the tests below would prove nothing)', () => {
+    expect(new Date(at).getHours()).toBe(8);
+    expect(new Date(afterUtcMidnight).getDate()).toBe(24);
   });
 
-  it('adds the day when the window spans days, and shows only the day for whole-day buckets', () => {
-    expect(formatBucketTime(at.toISOString(), 21_600, 7 * 86_400)).toBe(`${localDay} ${localTime}`);
-    expect(formatBucketTime(at.toISOString(), 86_400, 30 * 86_400)).toBe(localDay);
+  it('shows only the UTC time when the window is a day or less', () => {
+    expect(formatBucketTime(at, 60, 3600)).toBe('13:05');
+    expect(formatBucketTime(afterUtcMidnight, 3600, 86_400)).toBe('02:00');
+  });
+
+  it('adds the UTC day when the window spans days, and shows only the day for whole-day buckets', () => {
+    expect(formatBucketTime(at, 21_600, 7 * 86_400)).toBe('24 Nov 13:05');
+    expect(formatBucketTime(afterUtcMidnight, 21_600, 7 * 86_400)).toBe('25 Nov 02:00');
+    expect(formatBucketTime(afterUtcMidnight, 86_400, 30 * 86_400)).toBe('25 Nov');
   });
 
   it('leaves text that is not a time as it is', () => {
     expect(formatBucketTime('gpt-4o', 60, 3600)).toBe('gpt-4o');
+  });
+});
+
+describe('ChartFigure', () => {
+  it("names the x values' unit in its table header, next to the UTC labels", () => {
+    stubResizeObserver();
+    render(
+      <ChartFigure<{ start: string; requests: number }>
+        title="Requests"
+        summary="Requests per hour."
+        kind="line"
+        data={[{ start: afterUtcMidnight, requests: 3 }]}
+        xKey="start"
+        xLabel="Time"
+        xUnit="UTC"
+        xFormat={(start) => formatBucketTime(start, 3600, 7 * 86_400)}
+        series={[{ key: 'requests', label: 'Requests', color: chartColors.blue }]}
+      />,
+    );
+    const table = screen.getByRole('table', { name: 'Requests (data)' });
+    expect(within(table).getByRole('columnheader', { name: 'Time (UTC)' })).toBeTruthy();
+    expect(within(table).getByRole('rowheader').textContent).toBe('25 Nov 02:00');
   });
 });
 

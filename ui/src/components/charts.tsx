@@ -37,6 +37,8 @@ export interface ChartFigureProps<T> {
   xKey: keyof T & string;
   xLabel: string;
   xFormat?: (value: string) => string;
+  /** What the x values are in, e.g. "UTC": named under the axis, in the tooltip and the table's header. */
+  xUnit?: string;
   series: ChartSeries<T>[];
   /** `line` joins the points; `bar` groups bars; `stacked` stacks bars of the series. */
   kind: 'line' | 'bar' | 'stacked';
@@ -77,6 +79,11 @@ export function ChartFigure<T extends object>(props: ChartFigureProps<T>) {
 
 function SeriesChart<T extends object>(props: ChartFigureProps<T> & { height: number }) {
   const xFormat = props.xFormat ? (value: unknown) => props.xFormat!(String(value)) : undefined;
+  const xUnit = props.xUnit;
+  const tooltipLabel = (label: unknown) => {
+    const text = xFormat ? xFormat(label) : String(label);
+    return xUnit ? `${text} ${xUnit}` : text;
+  };
   const yFormat = props.series[0]?.format;
   const common = {
     // Series keys are checked against T by ChartSeries; recharts only needs the rows.
@@ -94,6 +101,8 @@ function SeriesChart<T extends object>(props: ChartFigureProps<T> & { height: nu
       tickFormatter={xFormat}
       minTickGap={24}
       tick={{ fontSize: 12 }}
+      height={xUnit ? 44 : 30}
+      label={xUnit ? { value: xUnit, position: 'insideBottomRight', fontSize: 12 } : undefined}
     />,
     <YAxis
       key="y"
@@ -103,7 +112,7 @@ function SeriesChart<T extends object>(props: ChartFigureProps<T> & { height: nu
     />,
     <Tooltip
       key="tooltip"
-      labelFormatter={xFormat ? (label) => xFormat(label) : undefined}
+      labelFormatter={xFormat || xUnit ? tooltipLabel : undefined}
       formatter={(value, name) => {
         const series = props.series.find((candidate) => candidate.label === name);
         const number = typeof value === 'number' ? value : null;
@@ -161,7 +170,7 @@ function ChartTable<T extends object>(props: ChartFigureProps<T>) {
       <caption>{`${props.title} (data)`}</caption>
       <thead>
         <tr>
-          <th scope="col">{props.xLabel}</th>
+          <th scope="col">{props.xUnit ? `${props.xLabel} (${props.xUnit})` : props.xLabel}</th>
           {props.series.map((series) => (
             <th key={series.key} scope="col" className="numeric">
               {series.label}
@@ -193,14 +202,16 @@ function ChartTable<T extends object>(props: ChartFigureProps<T>) {
 }
 
 /**
- * A bucket's start in local time, as short as its size allows: "14:05" within a day, "25 Nov 14:00"
- * across days, "25 Nov" for whole-day buckets.
+ * A bucket's start in UTC, as short as its size allows: "14:05" within a day, "25 Nov 14:00" across
+ * days, "25 Nov" for whole-day buckets. UTC because the gateway cuts buckets on UTC boundaries: a
+ * local-time day label would name a day the bucket only partly covers. Charts say "UTC" (xUnit).
  */
 export function formatBucketTime(iso: string, bucketSeconds: number, spanSeconds: number): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  if (bucketSeconds >= 86_400) return date.toLocaleDateString('en-GB', { day: 'numeric', month: 'short' });
-  const time = date.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
+  const day = date.toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+  if (bucketSeconds >= 86_400) return day;
+  const time = date.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
   if (spanSeconds <= 86_400) return time;
-  return `${date.toLocaleDateString('en-GB', { day: 'numeric', month: 'short' })} ${time}`;
+  return `${day} ${time}`;
 }

@@ -9,6 +9,10 @@ import { OVERVIEW_REFRESH_MS, OverviewPage } from './overview-page.tsx';
 
 const OVERVIEW = '/ui/api/console/overview';
 
+// Buckets are cut on UTC boundaries and labelled in UTC: a browser in New York (UTC-5) must still
+// read 08:00 for the bucket that starts at 08:00Z.
+process.env.TZ = 'America/New_York';
+
 function busyAnswer(window: OverviewAnswer['window'] = '24h'): OverviewAnswer {
   return {
     window,
@@ -141,6 +145,23 @@ describe('Overview page', () => {
     expect(
       screen.getByRole('img', { name: /1,234 requests and 37 errors in the last 24 hours/ }),
     ).toBeTruthy();
+  });
+
+  it("labels the buckets in UTC and says so, whatever the browser's time zone", async () => {
+    const gateway = fakeGateway({ [OVERVIEW]: () => busyAnswer() });
+    renderConsole(<OverviewPage />, { fetch: gateway.fetch });
+
+    const requests = await screen.findByRole('table', { name: 'Requests and errors (data)' });
+    expect(within(requests).getByRole('columnheader', { name: 'Time (UTC)' })).toBeTruthy();
+    expect(
+      within(requests)
+        .getAllByRole('rowheader')
+        .map((cell) => cell.textContent),
+    ).toEqual(['08:00', '09:00']);
+    expect(screen.getByRole('img', { name: /busiest at 08:00 UTC with 734/ })).toBeTruthy();
+    const rejections = screen.getByRole('table', { name: 'Rejections per minute (data)' });
+    expect(within(rejections).getByRole('columnheader', { name: 'Minute (UTC)' })).toBeTruthy();
+    expect(within(rejections).getByRole('rowheader').textContent).toBe('09:59');
   });
 
   it('lists the top models, keys and teams', async () => {

@@ -13,7 +13,7 @@ export function OverviewCharts(props: { answer: OverviewAnswer }) {
   const span = (Date.parse(props.answer.to) - Date.parse(props.answer.from)) / 1000;
   const bucketTime = (start: string) => formatBucketTime(start, bucketSeconds, span);
   const phrase = windowPhrase(props.answer.window);
-  const shared = { data: series, xKey: 'start' as const, xLabel: 'Time', xFormat: bucketTime };
+  const shared = { data: series, xKey: 'start' as const, xLabel: 'Time', xFormat: bucketTime, xUnit: 'UTC' };
   const busiest = peak(series, 'requests');
   const dearest = peak(series, 'spend');
   return (
@@ -24,7 +24,9 @@ export function OverviewCharts(props: { answer: OverviewAnswer }) {
         kind="line"
         summary={
           `${formatCount(totals.requests)} requests and ${formatCount(totals.errors)} errors in ${phrase}` +
-          (busiest ? `; busiest at ${bucketTime(busiest.start)} with ${formatCount(busiest.requests)}.` : '.')
+          (busiest
+            ? `; busiest at ${bucketTime(busiest.start)} UTC with ${formatCount(busiest.requests)}.`
+            : '.')
         }
         series={[
           { key: 'requests', label: 'Requests', color: chartColors.blue, format: count },
@@ -63,7 +65,7 @@ export function OverviewCharts(props: { answer: OverviewAnswer }) {
         kind="bar"
         summary={
           `${formatUsd(totals.spend)} spent in ${phrase}` +
-          (dearest ? `; most at ${bucketTime(dearest.start)} with ${formatUsd(dearest.spend)}.` : '.')
+          (dearest ? `; most at ${bucketTime(dearest.start)} UTC with ${formatUsd(dearest.spend)}.` : '.')
         }
         series={[{ key: 'spend', label: 'Spend (USD)', color: chartColors.green, format: money }]}
       />
@@ -84,6 +86,7 @@ export function RejectionsChart(props: { rejections: Rejections }) {
       xKey="start"
       xLabel="Minute"
       xFormat={(start) => formatBucketTime(start, 60, span)}
+      xUnit="UTC"
       summary={`${formatCount(rejections.rate_limit)} rate-limit and ${formatCount(rejections.budget)} budget rejections in the last ${Math.round(span / 60)} minutes.`}
       series={[
         { key: 'rate_limit', label: 'Rate limit', color: chartColors.purple, format: count },
