@@ -7,6 +7,7 @@ import { type Column, DataTable } from '../../components/data-table.tsx';
 import { Field, fieldErrors } from '../../components/field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
+import { useReturnFocus } from '../../components/use-return-focus.ts';
 import { ScopeFields, type ScopeValue, ServerSelect, scopeLabel } from './access-fields.tsx';
 import type { ListAnswer, McpBinding } from './mcp-types.ts';
 import { useServers } from './use-servers.ts';
@@ -136,6 +137,7 @@ export function BindingsTab() {
   const queryClient = useQueryClient();
   const { keyOf } = useServers();
   const [creating, setCreating] = useState(false);
+  const newButton = useReturnFocus(creating);
   const query = useQuery({
     queryKey: ['mcp', 'bindings'],
     queryFn: () => api.get<ListAnswer<McpBinding>>('/mcp-bindings', { limit: 500 }),
@@ -150,7 +152,7 @@ export function BindingsTab() {
       <div className="section-header">
         <h2 id="bindings-title">Bindings</h2>
         {!creating && (
-          <button type="button" onClick={() => setCreating(true)}>
+          <button type="button" ref={newButton} onClick={() => setCreating(true)}>
             New binding
           </button>
         )}

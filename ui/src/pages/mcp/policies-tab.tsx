@@ -6,6 +6,7 @@ import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { formatCount } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
+import { useReturnFocus } from '../../components/use-return-focus.ts';
 import { scopeLabel } from './access-fields.tsx';
 import type { ListAnswer, McpPolicy } from './mcp-types.ts';
 import { PolicyForm } from './policy-form.tsx';
@@ -60,6 +61,7 @@ export function PoliciesTab() {
   const queryClient = useQueryClient();
   const { keyOf } = useServers();
   const [creating, setCreating] = useState(false);
+  const newButton = useReturnFocus(creating);
   const query = useQuery({
     queryKey: ['mcp', 'policies'],
     queryFn: () => api.get<ListAnswer<McpPolicy>>('/mcp-tool-policies', { limit: 500 }),
@@ -74,7 +76,7 @@ export function PoliciesTab() {
       <div className="section-header">
         <h2 id="policies-title">Policies</h2>
         {!creating && (
-          <button type="button" onClick={() => setCreating(true)}>
+          <button type="button" ref={newButton} onClick={() => setCreating(true)}>
             New policy
           </button>
         )}

@@ -3,12 +3,13 @@
  * (refresh tools, health check, edit, delete) and its recent operations.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { type RefObject, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { ErrorNotice, QueryState } from '../../components/query-state.tsx';
+import { useReturnFocus } from '../../components/use-return-focus.ts';
 import { BindingsTable } from './bindings-tab.tsx';
 import type { McpHealth, McpServer, McpServerDetail, McpTool, RefreshOutcome } from './mcp-types.ts';
 import { PoliciesTable } from './policies-tab.tsx';
@@ -71,8 +72,30 @@ function ServerSettings(props: { server: McpServer }) {
   );
 }
 
+/**
+ * A button whose action is running stays focusable (aria-disabled, presses ignored), so the keyboard
+ * focus stays where the operator left it; only its own action makes it busy, never a background reload.
+ */
+function ActionButton(props: { busy: boolean; busyLabel: string; label: string; onPress: () => void }) {
+  return (
+    <button
+      type="button"
+      aria-disabled={props.busy || undefined}
+      onClick={() => {
+        if (!props.busy) props.onPress();
+      }}
+    >
+      {props.busy ? props.busyLabel : props.label}
+    </button>
+  );
+}
+
 /** The write actions of a proxy administrator, each with its result shown beside the buttons. */
-function ServerActions(props: { server: McpServerDetail; onEdit: () => void }) {
+function ServerActions(props: {
+  server: McpServerDetail;
+  onEdit: () => void;
+  editButton: RefObject<HTMLButtonElement | null>;
+}) {
   const { api } = useSession();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
@@ -80,7 +103,10 @@ function ServerActions(props: { server: McpServerDetail; onEdit: () => void }) {
   const invalidate = () => queryClient.invalidateQueries({ queryKey: ['mcp'] });
   const refresh = useMutation({
     mutationFn: () => api.post<RefreshOutcome>(`${path}/refresh-capabilities`),
-    onSettled: invalidate,
+    // Not awaited: the button is busy while the tools are fetched, not while the page reloads after.
+    onSettled: () => {
+      void invalidate();
+    },
   });
   const health = useMutation({ mutationFn: () => api.post<McpHealth>(`${path}/health-check`) });
   const remove = useMutation({
@@ -93,13 +119,19 @@ function ServerActions(props: { server: McpServerDetail; onEdit: () => void }) {
   return (
     <>
       <div className="page-actions">
-        <button type="button" onClick={() => refresh.mutate()} disabled={refresh.isPending}>
-          {refresh.isPending ? 'Refreshing tools…' : 'Refresh tools'}
-        </button>
-        <button type="button" onClick={() => health.mutate()} disabled={health.isPending}>
-          {health.isPending ? 'Checking health…' : 'Run health check'}
-        </button>
-        <button type="button" className="button-secondary" onClick={props.onEdit}>
+        <ActionButton
+          busy={refresh.isPending}
+          label="Refresh tools"
+          busyLabel="Refreshing tools…"
+          onPress={() => refresh.mutate()}
+        />
+        <ActionButton
+          busy={health.isPending}
+          label="Run health check"
+          busyLabel="Checking health…"
+          onPress={() => health.mutate()}
+        />
+        <button type="button" className="button-secondary" onClick={props.onEdit} ref={props.editButton}>
           Edit
         </button>
         <ConfirmButton label="Delete" onConfirm={() => remove.mutate()} pending={remove.isPending} />
@@ -139,6 +171,7 @@ function ServerDetailView(props: { server: McpServerDetail }) {
   const { server } = props;
   const { isProxyAdmin } = useSession();
   const [editing, setEditing] = useState(false);
+  const editButton = useReturnFocus(editing);
   return (
     <section aria-labelledby="server-title">
       <div className="section-header">
@@ -149,7 +182,9 @@ function ServerDetailView(props: { server: McpServerDetail }) {
           Defined in the config file (mcp_servers): changes made here are replaced when the gateway starts.
         </p>
       )}
-      {isProxyAdmin && <ServerActions server={server} onEdit={() => setEditing(true)} />}
+      {isProxyAdmin && (
+        <ServerActions server={server} onEdit={() => setEditing(true)} editButton={editButton} />
+      )}
       {editing ? (
         <ServerEditor server={server} onDone={() => setEditing(false)} />
       ) : (

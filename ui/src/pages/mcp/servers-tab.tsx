@@ -6,6 +6,7 @@ import { useSession } from '../../auth/session.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { formatCount, formatTime } from '../../components/format.ts';
 import { EmptyState, QueryState } from '../../components/query-state.tsx';
+import { useReturnFocus } from '../../components/use-return-focus.ts';
 import type { McpServer, RefreshOutcome } from './mcp-types.ts';
 import { ServerForm } from './server-form.tsx';
 import { useServers } from './use-servers.ts';
@@ -67,6 +68,7 @@ export function ServersTab() {
   const { api, isProxyAdmin } = useSession();
   const queryClient = useQueryClient();
   const [registering, setRegistering] = useState(false);
+  const registerButton = useReturnFocus(registering);
   const { query } = useServers();
   const register = useMutation({
     mutationFn: (body: Record<string, unknown>) => api.post<Registered>('/mcp-servers', body),
@@ -82,6 +84,7 @@ export function ServersTab() {
         {isProxyAdmin && !registering && (
           <button
             type="button"
+            ref={registerButton}
             onClick={() => {
               register.reset();
               setRegistering(true);
