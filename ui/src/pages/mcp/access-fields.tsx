@@ -1,6 +1,49 @@
-/** Form pieces shared by the binding and policy forms: the server picker and the scope fields. */
+/**
+ * Form pieces shared by the binding and policy forms: the server picker, the scope fields, the heading
+ * that takes the focus, the Save/Cancel row and the save that closes the form.
+ */
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { type ReactNode, useEffect, useRef } from 'react';
+import { useSession } from '../../auth/session.tsx';
 import { Field, SelectField } from '../../components/field.tsx';
 import type { McpServer, ScopeType } from './mcp-types.ts';
+
+/** POSTs a new binding or policy to `path`, reloads the MCP lists, then closes the form. */
+export function useCreateAndClose(path: string, onDone: () => void) {
+  const { api } = useSession();
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: Record<string, unknown>) => api.post<unknown>(path, body),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['mcp'] });
+      onDone();
+    },
+  });
+}
+
+/** A form opened from a button takes the focus on its heading, so keyboard users land in it. */
+export function FormHeading(props: { id: string; children: ReactNode }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
+  return (
+    <h3 id={props.id} ref={heading} tabIndex={-1}>
+      {props.children}
+    </h3>
+  );
+}
+
+export function FormActions(props: { pending: boolean; label: string; onCancel: () => void }) {
+  return (
+    <div className="form-actions">
+      <button type="submit" disabled={props.pending}>
+        {props.pending ? 'Saving…' : props.label}
+      </button>
+      <button type="button" className="button-secondary" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
 
 export const scopeNames: Record<ScopeType, string> = {
   organization: 'Organization',

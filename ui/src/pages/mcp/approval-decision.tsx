@@ -35,14 +35,11 @@ function recordDecision(queryClient: QueryClient, decided: McpApproval) {
   });
 }
 
-export function DecisionControls(props: { approval: McpApproval }) {
-  const { approval } = props;
+/** Sends a decision on request `id` with the comment typed so far, and records it in the lists. */
+function useDecision(id: string, comment: string) {
   const { api } = useSession();
   const queryClient = useQueryClient();
-  const [comment, setComment] = useState('');
-  const tool = approvalToolName(approval);
-  const id = approval.approval_request_id;
-  const decide = useMutation({
+  return useMutation({
     mutationFn: (status: 'approved' | 'rejected') =>
       api.post<McpApproval>(`/mcp-approval-requests/${encodeURIComponent(id)}/decision`, {
         status,
@@ -54,6 +51,14 @@ export function DecisionControls(props: { approval: McpApproval }) {
       void queryClient.invalidateQueries({ queryKey: approvalsKey });
     },
   });
+}
+
+export function DecisionControls(props: { approval: McpApproval }) {
+  const { approval } = props;
+  const [comment, setComment] = useState('');
+  const tool = approvalToolName(approval);
+  const id = approval.approval_request_id;
+  const decide = useDecision(id, comment);
   // Busy is aria-disabled, not disabled: the button the operator pressed keeps the keyboard focus.
   const busy = decide.isPending;
   const send = (status: 'approved' | 'rejected') => {

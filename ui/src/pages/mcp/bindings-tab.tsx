@@ -1,6 +1,6 @@
 /** MCP bindings: which organization, team or key sees which server's tools; list, create, delete. */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
@@ -8,7 +8,15 @@ import { Field, fieldErrors } from '../../components/field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
 import { useReturnFocus } from '../../components/use-return-focus.ts';
-import { ScopeFields, type ScopeValue, ServerSelect, scopeLabel } from './access-fields.tsx';
+import {
+  FormActions,
+  FormHeading,
+  ScopeFields,
+  type ScopeValue,
+  ServerSelect,
+  scopeLabel,
+  useCreateAndClose,
+} from './access-fields.tsx';
 import type { ListAnswer, McpBinding } from './mcp-types.ts';
 import { useServers } from './use-servers.ts';
 
@@ -56,24 +64,14 @@ export function BindingsTable(props: {
 }
 
 function BindingForm(props: { onDone: () => void }) {
-  const heading = useRef<HTMLHeadingElement>(null);
-  // A form opened from a button takes the focus, so keyboard users land in it.
-  useEffect(() => heading.current?.focus(), []);
-  const { api, organizationId } = useSession();
-  const queryClient = useQueryClient();
+  const { organizationId } = useSession();
   const { servers } = useServers();
   const [serverId, setServerId] = useState('');
   const [scope, setScope] = useState<ScopeValue>({ type: 'organization', id: organizationId ?? '' });
   const [tools, setTools] = useState('');
   const [enabled, setEnabled] = useState(true);
   const [local, setLocal] = useState<Record<string, string>>({});
-  const save = useMutation({
-    mutationFn: (body: Record<string, unknown>) => api.post<McpBinding>('/mcp-bindings', body),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['mcp'] });
-      props.onDone();
-    },
-  });
+  const save = useCreateAndClose('/mcp-bindings', props.onDone);
   const remote = fieldErrors(save.error, FIELDS);
   const errorOf = (name: (typeof FIELDS)[number]) => local[name] ?? remote.field[name];
   const submit = (event: FormEvent) => {
@@ -97,9 +95,7 @@ function BindingForm(props: { onDone: () => void }) {
   };
   return (
     <form className="card mcp-form" onSubmit={submit} aria-labelledby="binding-form-title" noValidate>
-      <h3 id="binding-form-title" ref={heading} tabIndex={-1}>
-        New binding
-      </h3>
+      <FormHeading id="binding-form-title">New binding</FormHeading>
       <p className="muted">Saving a binding for a server and scope that already have one updates it.</p>
       {remote.form && <ErrorNotice error={save.error} />}
       <ServerSelect value={serverId} onChange={setServerId} servers={servers} error={errorOf('server_id')} />
@@ -120,14 +116,7 @@ function BindingForm(props: { onDone: () => void }) {
         <input type="checkbox" checked={enabled} onChange={(event) => setEnabled(event.target.checked)} />{' '}
         Enabled
       </label>
-      <div className="form-actions">
-        <button type="submit" disabled={save.isPending}>
-          {save.isPending ? 'Saving…' : 'Save binding'}
-        </button>
-        <button type="button" className="button-secondary" onClick={props.onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormActions pending={save.isPending} label="Save binding" onCancel={props.onDone} />
     </form>
   );
 }

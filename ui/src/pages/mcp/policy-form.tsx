@@ -2,13 +2,18 @@
  * The tool-policy form. The API creates or updates by server, tool and scope, keeping omitted fields;
  * this form sends every field (an empty limit as null), so saving states the whole policy.
  */
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { Field, fieldErrors, optionalNumber, SelectField } from '../../components/field.tsx';
 import { ErrorNotice } from '../../components/query-state.tsx';
-import { ScopeFields, type ScopeValue, ServerSelect } from './access-fields.tsx';
-import type { McpPolicy } from './mcp-types.ts';
+import {
+  FormActions,
+  FormHeading,
+  ScopeFields,
+  type ScopeValue,
+  ServerSelect,
+  useCreateAndClose,
+} from './access-fields.tsx';
 import { useServers } from './use-servers.ts';
 
 /** The policy's numeric limits, each with its form label; empty means no limit (null). */
@@ -121,41 +126,17 @@ function emptyDraft(organizationId: string | null, isProxyAdmin: boolean): Polic
   };
 }
 
-export function PolicyForm(props: { onDone: () => void }) {
-  const heading = useRef<HTMLHeadingElement>(null);
-  // A form opened from a button takes the focus, so keyboard users land in it.
-  useEffect(() => heading.current?.focus(), []);
-  const { api, isProxyAdmin, organizationId } = useSession();
-  const queryClient = useQueryClient();
+/** Which tool of which server, for whom: the policy's target. */
+function TargetFields(props: {
+  draft: PolicyDraft;
+  update: (patch: Partial<PolicyDraft>) => void;
+  errorOf: (name: string) => string | undefined;
+}) {
+  const { draft, update, errorOf } = props;
+  const { isProxyAdmin } = useSession();
   const { servers } = useServers();
-  const [draft, setDraft] = useState(() => emptyDraft(organizationId, isProxyAdmin));
-  const update = (patch: Partial<PolicyDraft>) => setDraft((current) => ({ ...current, ...patch }));
-  const [local, setLocal] = useState<Record<string, string>>({});
-  const save = useMutation({
-    mutationFn: (body: Record<string, unknown>) => api.post<McpPolicy>('/mcp-tool-policies', body),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['mcp'] });
-      props.onDone();
-    },
-  });
-  const remote = fieldErrors(save.error, FIELDS);
-  const errorOf = (name: string) => local[name] ?? remote.field[name];
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const { body, errors } = policyRequest(draft);
-    setLocal(errors);
-    if (body) save.mutate(body);
-  };
   return (
-    <form className="card mcp-form" onSubmit={submit} aria-labelledby="policy-form-title" noValidate>
-      <h3 id="policy-form-title" ref={heading} tabIndex={-1}>
-        New policy
-      </h3>
-      <p className="muted">
-        Saving a policy for a server, tool and scope that already have one replaces its settings; an empty
-        limit means no limit.
-      </p>
-      {remote.form && <ErrorNotice error={save.error} />}
+    <>
       <div className="form-row">
         <ServerSelect
           value={draft.serverId}
@@ -178,6 +159,33 @@ export function PolicyForm(props: { onDone: () => void }) {
         allowServerWide={isProxyAdmin}
         errors={{ scope_type: errorOf('scope_type'), scope_id: errorOf('scope_id') }}
       />
+    </>
+  );
+}
+
+export function PolicyForm(props: { onDone: () => void }) {
+  const { isProxyAdmin, organizationId } = useSession();
+  const [draft, setDraft] = useState(() => emptyDraft(organizationId, isProxyAdmin));
+  const update = (patch: Partial<PolicyDraft>) => setDraft((current) => ({ ...current, ...patch }));
+  const [local, setLocal] = useState<Record<string, string>>({});
+  const save = useCreateAndClose('/mcp-tool-policies', props.onDone);
+  const remote = fieldErrors(save.error, FIELDS);
+  const errorOf = (name: string) => local[name] ?? remote.field[name];
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const { body, errors } = policyRequest(draft);
+    setLocal(errors);
+    if (body) save.mutate(body);
+  };
+  return (
+    <form className="card mcp-form" onSubmit={submit} aria-labelledby="policy-form-title" noValidate>
+      <FormHeading id="policy-form-title">New policy</FormHeading>
+      <p className="muted">
+        Saving a policy for a server, tool and scope that already have one replaces its settings; an empty
+        limit means no limit.
+      </p>
+      {remote.form && <ErrorNotice error={save.error} />}
+      <TargetFields draft={draft} update={update} errorOf={errorOf} />
       <LimitFields draft={draft} update={update} errorOf={errorOf} />
       <label className="checkbox">
         <input
@@ -187,14 +195,7 @@ export function PolicyForm(props: { onDone: () => void }) {
         />{' '}
         Enabled (unchecked denies the tool to this scope)
       </label>
-      <div className="form-actions">
-        <button type="submit" disabled={save.isPending}>
-          {save.isPending ? 'Saving…' : 'Save policy'}
-        </button>
-        <button type="button" className="button-secondary" onClick={props.onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormActions pending={save.isPending} label="Save policy" onCancel={props.onDone} />
     </form>
   );
 }
