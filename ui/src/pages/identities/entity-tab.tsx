@@ -11,7 +11,7 @@ import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { EmptyState, errorMessage, QueryState } from '../../components/query-state.tsx';
 import { useReturnFocus } from '../../components/use-return-focus.ts';
-import { ListUpdating, matchesSearch, Pager, SearchField, usePagedList } from './list-tools.tsx';
+import { ListUpdating, matchesSearch, NoMatches, Pager, SearchField, usePagedList } from './list-tools.tsx';
 
 export interface EntityTabProps<T> {
   resource: 'users' | 'teams' | 'organizations';
@@ -41,34 +41,13 @@ export function EntityTab<T>(props: EntityTabProps<T>) {
   const queryClient = useQueryClient();
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<T | null>(null);
-  const [search, setSearch] = useState('');
-  const filters = props.filters ?? {};
-  const { query, setOffset } = usePagedList<T>(props.resource, filters);
   const refresh = () => queryClient.invalidateQueries({ queryKey: [props.resource] });
-  const filtered = Object.values(filters).some((value) => value !== '' && value !== undefined);
   const titleId = `${props.resource}-title`;
   const newButton = useReturnFocus(creating);
-
-  const columns: Column<T>[] = props.canChange
-    ? [
-        ...props.columns,
-        {
-          header: 'Actions',
-          cell: (row) => (
-            <RowActions
-              path={`/${props.resource}/${encodeURIComponent(props.idOf(row))}`}
-              name={props.labelOf(row)}
-              onEdit={() => setEditing(row)}
-              onDeleted={() => {
-                if (editing && props.idOf(editing) === props.idOf(row)) setEditing(null);
-                refresh();
-              }}
-            />
-          ),
-        },
-      ]
-    : props.columns;
-
+  const onDeleted = (row: T) => {
+    setEditing((open) => (open !== null && props.idOf(open) === props.idOf(row) ? null : open));
+    refresh();
+  };
   return (
     <section aria-labelledby={titleId}>
       <div className="section-header">
@@ -92,31 +71,55 @@ export function EntityTab<T>(props: EntityTabProps<T>) {
           {props.editForm(editing, { close: () => setEditing(null), saved: refresh })}
         </div>
       )}
+      <EntityList {...props} onEdit={setEditing} onDeleted={onDeleted} />
+    </section>
+  );
+}
+
+/** Search and the API's filters, one page of the table (with Edit and Delete when allowed), paging. */
+function EntityList<T>(props: EntityTabProps<T> & { onEdit: (row: T) => void; onDeleted: (row: T) => void }) {
+  const [search, setSearch] = useState('');
+  const filters = props.filters ?? {};
+  const { query, setOffset } = usePagedList<T>(props.resource, filters);
+  const filtered = Object.values(filters).some((value) => value !== '' && value !== undefined);
+  const plural = props.title.toLowerCase();
+  const actions: Column<T> = {
+    header: 'Actions',
+    cell: (row) => (
+      <RowActions
+        path={`/${props.resource}/${encodeURIComponent(props.idOf(row))}`}
+        name={props.labelOf(row)}
+        onEdit={() => props.onEdit(row)}
+        onDeleted={() => props.onDeleted(row)}
+      />
+    ),
+  };
+  const columns = props.canChange ? [...props.columns, actions] : props.columns;
+  return (
+    <>
       <div className="filters">
-        <SearchField label={`Search ${props.title.toLowerCase()}`} value={search} onChange={setSearch} />
+        <SearchField label={`Search ${plural}`} value={search} onChange={setSearch} />
         {props.filterControls}
       </div>
-      <ListUpdating query={query} what={props.title.toLowerCase()} />
-      <QueryState query={query} what={props.title.toLowerCase()}>
+      <ListUpdating query={query} what={plural} />
+      <QueryState query={query} what={plural}>
         {(page) => {
           if (page.total === 0 && !filtered) return <EmptyState title={props.emptyText} />;
           const rows = page.data.filter((row) => matchesSearch(search, ...props.searchText(row)));
           return (
             <>
               {rows.length === 0 ? (
-                <EmptyState title={`No ${props.title.toLowerCase()} match.`}>
-                  Clear the search or the filters to see them all.
-                </EmptyState>
+                <NoMatches page={page} noun={plural} />
               ) : (
                 <DataTable caption={props.title} columns={columns} rows={rows} rowKey={props.idOf} />
               )}
               {props.canChange && props.deleteNote && <p className="field-hint">{props.deleteNote}</p>}
-              <Pager page={page} onOffset={setOffset} noun={props.title.toLowerCase()} />
+              <Pager page={page} onOffset={setOffset} noun={plural} />
             </>
           );
         }}
       </QueryState>
-    </section>
+    </>
   );
 }
 

@@ -101,6 +101,22 @@ export function draftOf(fields: readonly FormField[], record: Record<string, unk
   return Object.fromEntries(fields.map((field) => [field.name, textOf(field.kind, record[field.name])]));
 }
 
+type SelectOption = { value: string; label: string };
+
+/**
+ * A select's choices, plus the current value when the loaded list lacks it (past the API's first
+ * 500, or outside what this administrator may list): a select whose value is not among its options
+ * shows the first one ("No team") while the form keeps the id, so what is shown and what is saved
+ * would disagree.
+ */
+export function optionsWithCurrent(
+  options: readonly SelectOption[],
+  current: string,
+): readonly SelectOption[] {
+  if (current === '' || options.some((option) => option.value === current)) return options;
+  return [...options, { value: current, label: current }];
+}
+
 type Parsed = { value: unknown } | { error: string };
 
 /** The API value of a field's text; empty text is null ("not set"). */

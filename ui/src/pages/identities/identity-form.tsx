@@ -7,7 +7,14 @@ import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { Field, fieldErrors, SelectField } from '../../components/field.tsx';
 import { errorMessage } from '../../components/query-state.tsx';
-import { createBody, type Draft, type FieldGroup, type FormField, updateBody } from './form-fields.ts';
+import {
+  createBody,
+  type Draft,
+  type FieldGroup,
+  type FormField,
+  optionsWithCurrent,
+  updateBody,
+} from './form-fields.ts';
 
 export interface IdentityFormProps<T> {
   title: string;
@@ -147,8 +154,8 @@ function FieldInput(props: {
   const common = { label: field.label, value: props.value, error: props.error };
   if (field.kind === 'select')
     return (
-      <SelectField {...common} onChange={(event) => props.onChange(event.target.value)}>
-        {field.options?.map((option) => (
+      <SelectField {...common} hint={field.hint} onChange={(event) => props.onChange(event.target.value)}>
+        {optionsWithCurrent(field.options ?? [], props.value).map((option) => (
           <option key={option.value} value={option.value}>
             {option.label}
           </option>

@@ -129,6 +129,26 @@ describe('Keys & identities tabs', () => {
     await waitFor(() => expect(fake.to('/ui/api/teams/team-a').at(-1)?.method).toBe('DELETE'));
   });
 
+  it('says a team search found nothing on this page when the list has more pages', async () => {
+    const user = userEvent.setup();
+    open(gateway({ '/ui/api/teams': () => listOf(teams, { total: 60 }) }), '/identities/teams');
+    await screen.findByRole('table', { name: 'Teams' });
+    await user.type(screen.getByLabelText('Search teams'), 'zeta');
+    expect(screen.getByText('No teams on this page match.')).toBeTruthy();
+    expect(screen.getByText(/covers only this page \(1 of 60 teams\)/)).toBeTruthy();
+  });
+
+  it("shows a user's organization when it is not among the organizations listed", async () => {
+    const user = userEvent.setup();
+    const far = userRecord({ user_id: 'zed', organization_id: 'org-far' });
+    open(gateway({ '/ui/api/users': () => listOf([far]) }), '/identities/users');
+    await screen.findByRole('table', { name: 'Users' });
+    await user.click(screen.getByRole('button', { name: 'Edit zed' }));
+    const organization = (await screen.findByLabelText('Organization')) as HTMLSelectElement;
+    await screen.findByRole('option', { name: 'Acme' });
+    expect(organization.value).toBe('org-far');
+  });
+
   it('offers an org admin no Proxy admin role when creating a user', async () => {
     const user = userEvent.setup();
     open(gateway(), '/identities/users', orgAdminActor('org-1'));

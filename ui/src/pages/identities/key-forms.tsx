@@ -2,7 +2,7 @@
 import { useSession } from '../../auth/session.tsx';
 import { draftOf, type FormField, limitFieldsOf } from './form-fields.ts';
 import { IdentityForm } from './identity-form.tsx';
-import { useOptions } from './list-tools.tsx';
+import { truncatedHint, useOptions } from './list-tools.tsx';
 import { type CreatedKey, type KeyView, keyLabel, type TeamView, teamLabel, type UserView } from './types.ts';
 
 const keyName: FormField = { name: 'key_name', label: 'Key name', kind: 'text', group: 'details' };
@@ -21,16 +21,20 @@ const duration: FormField = {
   hint: 'e.g. 30d, 12h or 15m; empty for a key that does not expire.',
 };
 
-function ownerFields(teams: TeamView[], users: UserView[]): FormField[] {
+/** Team and user selects, from the option lists (each says when it stopped at the API's maximum). */
+function useOwnerFields(): FormField[] {
+  const teams = useOptions<TeamView>('teams').data;
+  const users = useOptions<UserView>('users').data;
   return [
     {
       name: 'team_id',
       label: 'Team',
       kind: 'select',
       group: 'details',
+      hint: truncatedHint(teams, 'teams'),
       options: [
         { value: '', label: 'No team' },
-        ...teams.map((team) => ({ value: team.team_id, label: teamLabel(team) })),
+        ...(teams?.data ?? []).map((team) => ({ value: team.team_id, label: teamLabel(team) })),
       ],
     },
     {
@@ -38,9 +42,10 @@ function ownerFields(teams: TeamView[], users: UserView[]): FormField[] {
       label: 'User',
       kind: 'select',
       group: 'details',
+      hint: truncatedHint(users, 'users'),
       options: [
         { value: '', label: 'No user' },
-        ...users.map((user) => ({
+        ...(users?.data ?? []).map((user) => ({
           value: user.user_id,
           label: user.email ? `${user.user_id} (${user.email})` : user.user_id,
         })),
@@ -51,15 +56,7 @@ function ownerFields(teams: TeamView[], users: UserView[]): FormField[] {
 
 export function CreateKeyForm(props: { onCreated: (key: CreatedKey) => void; onCancel: () => void }) {
   const { api, organizationId } = useSession();
-  const teams = useOptions<TeamView>('teams');
-  const users = useOptions<UserView>('users');
-  const fields = [
-    keyName,
-    ...ownerFields(teams.data?.data ?? [], users.data?.data ?? []),
-    models,
-    duration,
-    ...limitFieldsOf.key,
-  ];
+  const fields = [keyName, ...useOwnerFields(), models, duration, ...limitFieldsOf.key];
   return (
     <IdentityForm
       title="Create a key"
@@ -83,15 +80,8 @@ export function CreateKeyForm(props: { onCreated: (key: CreatedKey) => void; onC
 
 export function EditKeyForm(props: { keyView: KeyView; onSaved: () => void; onClose: () => void }) {
   const { api } = useSession();
-  const teams = useOptions<TeamView>('teams');
-  const users = useOptions<UserView>('users');
   // Team and user stay editable: moving a key moves it under that team's or user's limits and budget.
-  const editFields = [
-    keyName,
-    ...ownerFields(teams.data?.data ?? [], users.data?.data ?? []),
-    models,
-    ...limitFieldsOf.key,
-  ];
+  const editFields = [keyName, ...useOwnerFields(), models, ...limitFieldsOf.key];
   return (
     <IdentityForm
       title={`Edit ${keyLabel(props.keyView)}`}

@@ -207,6 +207,55 @@ describe('Keys tab', () => {
     expect(gateway.to('/ui/api/keys/key-1')[0]?.body).toEqual({ team_id: null });
   });
 
+  it("keeps a key's team when it is past the first 500 the option list holds, and says the list is cut", async () => {
+    const user = userEvent.setup();
+    const key = keyRecord({ key_id: 'key-1', key_name: 'ci-key', team_id: 'team-far' });
+    const gateway = keysGateway([key], {
+      // The option list is full: one team here stands for the API's first 500 of 501.
+      '/ui/api/teams': () =>
+        listOf([teamRecord({ team_id: 'team-a', team_alias: 'Alpha' })], { total: 501, limit: 500 }),
+      '/ui/api/keys/key-1': (request) => ({ ...key, ...(request.body as object) }),
+    });
+    openKeys(gateway);
+    await keysTable();
+    await user.click(screen.getByRole('button', { name: 'Edit ci-key' }));
+    const team = (await screen.findByLabelText('Team')) as HTMLSelectElement;
+    await waitFor(() => expect(descriptionOf(team)).toContain('First 1 of 501 teams shown.'));
+    // Shown as its own id, not as "No team" while the form still holds team-far.
+    expect(team.value).toBe('team-far');
+    expect(team.selectedOptions[0]?.textContent).toBe('team-far');
+
+    await user.type(screen.getByLabelText('RPM limit'), '30');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await screen.findByText('Saved changes.');
+    expect(gateway.to('/ui/api/keys/key-1')[0]?.body).toEqual({ rpm_limit: 30 });
+  });
+
+  it('says a search found nothing on this page when other pages were not searched', async () => {
+    const user = userEvent.setup();
+    const gateway = keysGateway([], {
+      '/ui/api/keys': (request) =>
+        request.query.get('offset') === '50'
+          ? listOf([keyRecord({ key_id: 'key-51', key_name: 'late-key' })], { total: 51, offset: 50 })
+          : listOf([keyRecord({ key_id: 'key-1', key_name: 'ci-key' })], { total: 51 }),
+    });
+    openKeys(gateway);
+    await keysTable();
+    await user.type(screen.getByLabelText('Search keys'), 'late');
+    expect(screen.getByText('No keys on this page match.')).toBeTruthy();
+    expect(screen.queryByText('No keys match.')).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Next page' }));
+    expect(await within(await keysTable()).findByText('late-key')).toBeTruthy();
+  });
+
+  it('says no key matches when the search covered the whole list', async () => {
+    const user = userEvent.setup();
+    openKeys(keysGateway([keyRecord({ key_id: 'key-1', key_name: 'ci-key' })]));
+    await keysTable();
+    await user.type(screen.getByLabelText('Search keys'), 'late');
+    expect(screen.getByText('No keys match.')).toBeTruthy();
+  });
+
   it('blocks with PUT blocked: true and revokes with DELETE only after the confirmation', async () => {
     const user = userEvent.setup();
     const key = keyRecord({ key_id: 'key-1', key_name: 'ci-key' });

@@ -11,7 +11,16 @@ import { SecretOnce } from '../../components/secret-once.tsx';
 import { useReturnFocus } from '../../components/use-return-focus.ts';
 import { BudgetCell, KeyStatusBadge, keyStatus, limitsSummary, SpendCell } from './cells.tsx';
 import { CreateKeyForm, EditKeyForm } from './key-forms.tsx';
-import { ListUpdating, matchesSearch, Pager, SearchField, useOptions, usePagedList } from './list-tools.tsx';
+import {
+  ListUpdating,
+  matchesSearch,
+  NoMatches,
+  Pager,
+  SearchField,
+  truncatedHint,
+  useOptions,
+  usePagedList,
+} from './list-tools.tsx';
 import { type CreatedKey, type KeyView, keyLabel, type TeamView, teamLabel, type UserView } from './types.ts';
 
 /** The key table's columns; `actions` renders a row's buttons. */
@@ -45,20 +54,8 @@ export function KeysTab(props: { now?: () => number }) {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const [editing, setEditing] = useState<KeyView | null>(null);
-  const [search, setSearch] = useState('');
-  const [filters, setFilters] = useState({ team_id: '', user_id: '' });
-  const { query, setOffset } = usePagedList<KeyView>('keys', filters);
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['keys'] });
   const newKeyButton = useReturnFocus(creating || created !== null);
-  const columns = keyColumns((props.now ?? Date.now)(), (key) => (
-    <KeyActions
-      keyView={key}
-      onEdit={() => setEditing(key)}
-      onChanged={refresh}
-      onRevoked={() => setEditing((open) => (open?.key_id === key.key_id ? null : open))}
-    />
-  ));
-
   return (
     <section aria-labelledby="keys-title">
       <div className="section-header">
@@ -88,6 +85,36 @@ export function KeysTab(props: { now?: () => number }) {
           onClose={() => setEditing(null)}
         />
       )}
+      <KeyList
+        now={props.now ?? Date.now}
+        onEdit={setEditing}
+        onChanged={refresh}
+        onRevoked={(key) => setEditing((open) => (open?.key_id === key.key_id ? null : open))}
+      />
+    </section>
+  );
+}
+
+/** Search and owner filter, one page of the key table with each row's actions, paging. */
+function KeyList(props: {
+  now: () => number;
+  onEdit: (key: KeyView) => void;
+  onChanged: () => void;
+  onRevoked: (key: KeyView) => void;
+}) {
+  const [search, setSearch] = useState('');
+  const [filters, setFilters] = useState({ team_id: '', user_id: '' });
+  const { query, setOffset } = usePagedList<KeyView>('keys', filters);
+  const columns = keyColumns(props.now(), (key) => (
+    <KeyActions
+      keyView={key}
+      onEdit={() => props.onEdit(key)}
+      onChanged={props.onChanged}
+      onRevoked={() => props.onRevoked(key)}
+    />
+  ));
+  return (
+    <>
       <div className="filters">
         <SearchField label="Search keys" value={search} onChange={setSearch} />
         <OwnerFilter filters={filters} onChange={setFilters} />
@@ -105,9 +132,7 @@ export function KeysTab(props: { now?: () => number }) {
           return (
             <>
               {rows.length === 0 ? (
-                <EmptyState title="No keys match.">
-                  Clear the search or the filters to see every key.
-                </EmptyState>
+                <NoMatches page={page} noun="keys" />
               ) : (
                 <DataTable caption="Keys" columns={columns} rows={rows} rowKey={(key) => key.key_id} />
               )}
@@ -116,7 +141,7 @@ export function KeysTab(props: { now?: () => number }) {
           );
         }}
       </QueryState>
-    </section>
+    </>
   );
 }
 
@@ -147,6 +172,7 @@ function OwnerFilter(props: {
 }) {
   const teams = useOptions<TeamView>('teams');
   const users = useOptions<UserView>('users');
+  const cut = [truncatedHint(teams.data, 'teams'), truncatedHint(users.data, 'users')];
   const value = props.filters.team_id
     ? `team:${props.filters.team_id}`
     : props.filters.user_id
@@ -158,7 +184,12 @@ function OwnerFilter(props: {
     props.onChange({ team_id: kind === 'team' ? id : '', user_id: kind === 'user' ? id : '' });
   };
   return (
-    <SelectField label="Owner" value={value} onChange={(event) => choose(event.target.value)}>
+    <SelectField
+      label="Owner"
+      hint={cut.some(Boolean) ? cut.filter(Boolean).join(' ') : undefined}
+      value={value}
+      onChange={(event) => choose(event.target.value)}
+    >
       <option value="">Any team or user</option>
       <optgroup label="Teams">
         {teams.data?.data.map((team) => (

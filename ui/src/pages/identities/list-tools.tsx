@@ -5,6 +5,7 @@ import type { QueryValue } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
 import { Field } from '../../components/field.tsx';
 import { formatCount } from '../../components/format.ts';
+import { EmptyState } from '../../components/query-state.tsx';
 import {
   type ListPage,
   type OrganizationView,
@@ -96,6 +97,34 @@ export function useOptions<T extends TeamView | UserView | OrganizationView>(
   });
 }
 
+/**
+ * The answer to a search that matched nothing on the loaded page: it says when other pages exist,
+ * which the search did not cover, instead of implying that nothing anywhere matches.
+ */
+export function NoMatches(props: { page: ListPage<unknown>; noun: string }) {
+  const { page, noun } = props;
+  const wholeList = page.offset === 0 && page.total <= page.data.length;
+  if (wholeList)
+    return (
+      <EmptyState title={`No ${noun} match.`}>Clear the search or the filters to see them all.</EmptyState>
+    );
+  return (
+    <EmptyState title={`No ${noun} on this page match.`}>
+      The search covers only this page ({formatCount(page.data.length)} of {formatCount(page.total)} {noun}):
+      try another page, or clear the search.
+    </EmptyState>
+  );
+}
+
+/**
+ * Says when an option list stopped at the API's page maximum, so a choice missing from a select is
+ * explained; the form still offers a record's current value (optionsWithCurrent).
+ */
+export function truncatedHint(page: ListPage<unknown> | undefined, noun: string): string | undefined {
+  if (page === undefined || page.total <= page.data.length) return undefined;
+  return `First ${formatCount(page.data.length)} of ${formatCount(page.total)} ${noun} shown.`;
+}
+
 /** While another page or filter loads, the previous rows stay and this says they are being replaced. */
 export function ListUpdating(props: { query: UseQueryResult<unknown>; what: string }) {
   if (!(props.query.isPlaceholderData && props.query.isFetching)) return null;
@@ -112,11 +141,12 @@ export function ListUpdating(props: { query: UseQueryResult<unknown>; what: stri
  */
 export function useOrganizationOptions(noneLabel: string) {
   const organizations = useOptions<OrganizationView>('organizations');
-  return [
+  const options = [
     { value: '', label: noneLabel },
     ...(organizations.data?.data ?? []).map((org) => ({
       value: org.organization_id,
       label: organizationLabel(org),
     })),
   ];
+  return { options, hint: truncatedHint(organizations.data, 'organizations') };
 }

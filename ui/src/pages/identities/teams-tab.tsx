@@ -15,12 +15,14 @@ const editFields = [alias, ...limitFieldsOf.team];
 
 function CreateTeamForm(props: { close: () => void; created: () => void }) {
   const { api, organizationId } = useSession();
+  const organizations = useOrganizationOptions('No organization');
   const organization: FormField = {
     name: 'organization_id',
     label: 'Organization',
     kind: 'select',
     group: 'details',
-    options: useOrganizationOptions('No organization'),
+    hint: organizations.hint,
+    options: organizations.options,
   };
   const fields = [alias, organization, ...limitFieldsOf.team];
   return (
@@ -40,7 +42,7 @@ function CreateTeamForm(props: { close: () => void; created: () => void }) {
 export function TeamsTab() {
   const { api, isProxyAdmin } = useSession();
   const [organizationFilter, setOrganizationFilter] = useState('');
-  const organizationOptions = useOrganizationOptions('Any organization');
+  const organizations = useOrganizationOptions('Any organization');
   return (
     <EntityTab<TeamView>
       resource="teams"
@@ -62,10 +64,11 @@ export function TeamsTab() {
         isProxyAdmin && (
           <SelectField
             label="Belongs to"
+            hint={organizations.hint}
             value={organizationFilter}
             onChange={(event) => setOrganizationFilter(event.target.value)}
           >
-            {organizationOptions.map((option) => (
+            {organizations.options.map((option) => (
               <option key={option.value} value={option.value}>
                 {option.label}
               </option>

@@ -7,7 +7,7 @@ import { BudgetCell, limitsSummary } from './cells.tsx';
 import { EntityTab } from './entity-tab.tsx';
 import { draftOf, type FormField, limitFieldsOf } from './form-fields.ts';
 import { IdentityForm } from './identity-form.tsx';
-import { useOptions, useOrganizationOptions } from './list-tools.tsx';
+import { truncatedHint, useOptions, useOrganizationOptions } from './list-tools.tsx';
 import { type TeamView, teamLabel, type UserView } from './types.ts';
 
 export const roleLabels: Record<string, string> = {
@@ -35,6 +35,7 @@ const email: FormField = {
 function useMembershipFields(): FormField[] {
   const { isProxyAdmin } = useSession();
   const teams = useOptions<TeamView>('teams');
+  const organizations = useOrganizationOptions('No organization');
   const roles = isProxyAdmin ? ['member', 'org_admin', 'proxy_admin'] : ['member', 'org_admin'];
   return [
     {
@@ -49,13 +50,15 @@ function useMembershipFields(): FormField[] {
       label: 'Organization',
       kind: 'select',
       group: 'details',
-      options: useOrganizationOptions('No organization'),
+      hint: organizations.hint,
+      options: organizations.options,
     },
     {
       name: 'team_id',
       label: 'Team',
       kind: 'select',
       group: 'details',
+      hint: truncatedHint(teams.data, 'teams'),
       options: [
         { value: '', label: 'No team' },
         ...(teams.data?.data ?? []).map((team) => ({ value: team.team_id, label: teamLabel(team) })),
@@ -151,6 +154,7 @@ export function UsersTab() {
       filterControls={
         <SelectField
           label="Member of"
+          hint={truncatedHint(teams.data, 'teams')}
           value={teamFilter}
           onChange={(event) => setTeamFilter(event.target.value)}
         >
