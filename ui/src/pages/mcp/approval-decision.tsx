@@ -3,7 +3,7 @@
  * the reason beside it, when the viewer owns or created the calling key (the gateway refuses it with 403).
  */
 import { type QueryClient, useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { Field } from '../../components/field.tsx';
 import { ErrorNotice } from '../../components/query-state.tsx';
@@ -35,8 +35,11 @@ function recordDecision(queryClient: QueryClient, decided: McpApproval) {
   });
 }
 
-/** Sends a decision on request `id` with the comment typed so far, and records it in the lists. */
-function useDecision(id: string, comment: string) {
+/**
+ * Sends a decision on request `id` with the comment typed so far, records it in the lists, then tells
+ * `onDecided` (before the row leaves the table, so it can still see where the focus is).
+ */
+function useDecision(id: string, comment: string, onDecided: (decided: McpApproval) => void) {
   const { api } = useSession();
   const queryClient = useQueryClient();
   return useMutation({
@@ -45,7 +48,10 @@ function useDecision(id: string, comment: string) {
         status,
         ...(comment.trim() === '' ? {} : { decision_comment: comment.trim() }),
       }),
-    onSuccess: (decided) => recordDecision(queryClient, decided),
+    onSuccess: (decided) => {
+      onDecided(decided);
+      recordDecision(queryClient, decided);
+    },
     // Not awaited: the buttons are busy while the decision is sent, not while the lists reload after it.
     onSettled: () => {
       void queryClient.invalidateQueries({ queryKey: approvalsKey });
@@ -53,12 +59,18 @@ function useDecision(id: string, comment: string) {
   });
 }
 
-export function DecisionControls(props: { approval: McpApproval }) {
+/** `hadFocus`: the focus was in this row's controls, which leave with the row. */
+export type OnDecided = (decided: McpApproval, hadFocus: boolean) => void;
+
+export function DecisionControls(props: { approval: McpApproval; onDecided: OnDecided }) {
   const { approval } = props;
   const [comment, setComment] = useState('');
+  const box = useRef<HTMLDivElement>(null);
   const tool = approvalToolName(approval);
   const id = approval.approval_request_id;
-  const decide = useDecision(id, comment);
+  const decide = useDecision(id, comment, (decided) =>
+    props.onDecided(decided, box.current?.contains(document.activeElement) ?? false),
+  );
   // Busy is aria-disabled, not disabled: the button the operator pressed keeps the keyboard focus.
   const busy = decide.isPending;
   const send = (status: 'approved' | 'rejected') => {
@@ -67,7 +79,7 @@ export function DecisionControls(props: { approval: McpApproval }) {
   const reasonId = `approve-reason-${id}`;
   const canApprove = approval.capabilities.can_approve;
   return (
-    <div className="decision">
+    <div className="decision" ref={box}>
       <Field
         label={`Comment for ${tool}`}
         value={comment}

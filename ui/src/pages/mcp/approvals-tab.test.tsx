@@ -81,8 +81,9 @@ function inbox(
     },
   };
   for (const item of requests)
-    routes[decisionPath(item.approval_request_id)] = (request) => {
-      const refused = decide?.(request);
+    routes[decisionPath(item.approval_request_id)] = async (request) => {
+      // `decide` may refuse, or hold the decision until a promise it returns settles with no refusal.
+      const refused = await decide?.(request);
       if (refused) return refused;
       const body = request.body as { status: 'approved' | 'rejected'; decision_comment?: string };
       Object.assign(item, {
@@ -323,6 +324,35 @@ describe('Decision buttons and the keyboard focus', () => {
     answer(apiError(409, 'approval request apr_1 expired'));
     expect(await within(row).findByRole('alert')).toBeTruthy();
     expect(within(row).getByRole('button', { name: 'Approve' })).toBe(document.activeElement);
+  });
+
+  it('moves the focus from a decided row, which leaves the table, to the inbox heading, and says what was decided', async () => {
+    inbox([approval()]);
+    const row = await pendingRow('github.delete_repo');
+    within(row).getByRole('button', { name: 'Approve' }).focus();
+    await userEvent.keyboard('{Enter}');
+    const status = await screen.findByRole('status');
+    expect(status.textContent).toBe('Approved github.delete_repo: it is listed under Recent decisions.');
+    expect(document.activeElement).toBe(screen.getByRole('heading', { name: 'Approval inbox' }));
+    await waitFor(() => expect(screen.queryByRole('table', { name: 'Pending approvals' })).toBeNull());
+  });
+
+  it('leaves the focus where the operator moved it while an earlier decision was being sent', async () => {
+    let answer: () => void = () => {};
+    inbox([approval(), approval({ approval_request_id: 'apr_2', tool_name: 'merge_pr' })], (request) =>
+      request.path.includes('apr_1')
+        ? new Promise<undefined>((resolve) => {
+            answer = () => resolve(undefined);
+          })
+        : undefined,
+    );
+    const first = await pendingRow('github.delete_repo');
+    await userEvent.click(within(first).getByRole('button', { name: 'Reject' }));
+    const comment = within(await pendingRow('github.merge_pr')).getByLabelText('Comment for github.merge_pr');
+    await userEvent.click(comment);
+    answer();
+    expect((await screen.findByRole('status')).textContent).toContain('Rejected github.delete_repo');
+    expect(document.activeElement).toBe(comment);
   });
 
   it('frees Reject when a refused decision is answered, not after the lists it reloads', async () => {

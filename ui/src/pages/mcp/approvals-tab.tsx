@@ -3,7 +3,7 @@
  * rejected with a comment (approval-decision.tsx), and the newest decisions below.
  */
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { ApiClient } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
@@ -11,7 +11,13 @@ import { SelectField } from '../../components/field.tsx';
 import { formatAge, formatCount, formatTime } from '../../components/format.ts';
 import { PolledState } from '../../components/polled-state.tsx';
 import { EmptyState } from '../../components/query-state.tsx';
-import { DECISIONS_SHOWN, DecisionControls, decidedKey, pendingKey } from './approval-decision.tsx';
+import {
+  DECISIONS_SHOWN,
+  DecisionControls,
+  decidedKey,
+  type OnDecided,
+  pendingKey,
+} from './approval-decision.tsx';
 import { type ApprovalStatus, approvalToolName, type ListAnswer, type McpApproval } from './mcp-types.ts';
 import { useServers } from './use-servers.ts';
 
@@ -84,7 +90,7 @@ function Caller(props: { approval: McpApproval }) {
   );
 }
 
-function pendingColumns(now: number): Column<McpApproval>[] {
+function pendingColumns(now: number, onDecided: OnDecided): Column<McpApproval>[] {
   return [
     { header: 'Tool', cell: (approval) => <code>{approvalToolName(approval)}</code> },
     { header: 'Arguments', cell: (approval) => <ArgumentsView approval={approval} /> },
@@ -94,7 +100,10 @@ function pendingColumns(now: number): Column<McpApproval>[] {
       cell: (approval) => <time dateTime={approval.created_at}>{formatAge(approval.created_at, now)}</time>,
     },
     { header: 'Expires', cell: (approval) => formatTime(approval.expires_at) },
-    { header: 'Decision', cell: (approval) => <DecisionControls approval={approval} /> },
+    {
+      header: 'Decision',
+      cell: (approval) => <DecisionControls approval={approval} onDecided={onDecided} />,
+    },
   ];
 }
 
@@ -160,7 +169,11 @@ function ServerFilter(props: { value: string; onChange: (serverId: string) => vo
   );
 }
 
-function PendingApprovals(props: { serverId: string; now?: () => number }) {
+function PendingApprovals(props: {
+  serverId: string;
+  now?: (() => number) | undefined;
+  onDecided: OnDecided;
+}) {
   const { api } = useSession();
   const pending = useQuery({
     queryKey: [...pendingKey, props.serverId],
@@ -184,7 +197,7 @@ function PendingApprovals(props: { serverId: string; now?: () => number }) {
         ) : (
           <DataTable
             caption="Pending approvals"
-            columns={pendingColumns(now)}
+            columns={pendingColumns(now, props.onDecided)}
             rows={answer.data}
             rowKey={(approval) => approval.approval_request_id}
           />
@@ -229,15 +242,30 @@ function RecentDecisions(props: { serverId: string }) {
 /** `now` is injectable so tests fix the ages they read. */
 export function ApprovalsTab(props: { now?: () => number }) {
   const [serverId, setServerId] = useState('');
+  const heading = useRef<HTMLHeadingElement>(null);
+  const [lastDecision, setLastDecision] = useState<McpApproval | null>(null);
+  // A decided row leaves the table: focus that was in it goes to the inbox heading, not the page top.
+  const onDecided: OnDecided = (decided, hadFocus) => {
+    setLastDecision(decided);
+    if (hadFocus) heading.current?.focus();
+  };
   return (
     <section aria-labelledby="approvals-title">
-      <h2 id="approvals-title">Approval inbox</h2>
+      <h2 id="approvals-title" ref={heading} tabIndex={-1}>
+        Approval inbox
+      </h2>
       <p className="muted">
         Calls of tools whose policy requires approval wait here for 24 hours. An approval lets the identical
         call run once within 15 minutes; a rejection refuses it for 15 minutes. Checked every 5 seconds.
       </p>
       <ServerFilter value={serverId} onChange={setServerId} />
-      <PendingApprovals serverId={serverId} now={props.now} />
+      {lastDecision && (
+        <p className="notice notice-ok" role="status">
+          {statusNames[lastDecision.status]} {approvalToolName(lastDecision)}: it is listed under Recent
+          decisions.
+        </p>
+      )}
+      <PendingApprovals serverId={serverId} now={props.now} onDecided={onDecided} />
       <h3>Recent decisions</h3>
       <RecentDecisions serverId={serverId} />
     </section>
