@@ -51,6 +51,9 @@ describe('the console served at /ui', () => {
     const response = await get('/ui');
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toBe('/ui/');
+    // The console's router writes its index route's state as /ui?window=7d: a reload keeps it.
+    const withQuery = await get('/ui?window=7d');
+    expect(withQuery.headers.get('location')).toBe('/ui/?window=7d');
   });
 
   it('answers the index, never cached, for /ui/ and every page path of the app', async () => {

@@ -60,7 +60,8 @@ export async function registerConsoleStatic(app: App, options: ConsoleStaticOpti
     const serve = async (request: FastifyRequest, reply: FastifyReply) => {
       const path = request.url.split('?', 1)[0]!;
       // ignoreTrailingSlash makes /ui and /ui/ one route; the app's relative asset URLs need the slash.
-      if (path === '/ui') return reply.redirect('/ui/', 302);
+      // The query stays: the router writes /ui?window=7d for its index route, and a reload must keep it.
+      if (path === '/ui') return reply.redirect(`/ui/${request.url.slice(path.length)}`, 302);
       // An unknown API path is a JSON 404, not the app.
       if (path === '/ui/api' || path.startsWith('/ui/api/')) return reply.callNotFound();
       if (!page) return reply.code(503).type('text/plain; charset=utf-8').send(NOT_BUILT_MESSAGE);
