@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type BucketTotals,
   LATENCY_BIN_BOUNDS,
+  type LatencyBinCount,
 } from '../store/db/repositories/console-overview-repository.ts';
 import { ConsoleOverview, overviewWindow, percentile } from './console-overview.ts';
 
@@ -43,7 +44,7 @@ describe('overview latency percentiles', () => {
 
 /** A repository that counts its scans; `gate` (when set) holds every query until released. */
 function countingRepository() {
-  const calls = { bucketTotals: 0, latencyHistogram: 0, top: 0 };
+  const calls = { buckets: 0, top: 0 };
   let release: (() => void) | undefined;
   let gate: Promise<void> | undefined;
   let failNext = false;
@@ -55,17 +56,13 @@ function countingRepository() {
     }
   };
   const repository = {
-    async bucketTotals(): Promise<BucketTotals[]> {
-      calls.bucketTotals++;
+    async buckets(): Promise<{ totals: BucketTotals[]; histogram: LatencyBinCount[] }> {
+      calls.buckets++;
       await wait();
-      return [
+      const totals = [
         { bucket: 0, requests: 2, errors: 0, promptTokens: 0, completionTokens: 0, spend: 0, fallbacks: 0 },
       ];
-    },
-    async latencyHistogram() {
-      calls.latencyHistogram++;
-      await wait();
-      return [];
+      return { totals, histogram: [] };
     },
     async top() {
       calls.top++;
@@ -99,10 +96,10 @@ describe('overview answer cache (the SQLite queries block the event loop, so the
     const first = await overview.read({ window: '1h' });
     advance(29_999);
     expect(await overview.read({ window: '1h' })).toBe(first);
-    expect(calls).toEqual({ bucketTotals: 1, latencyHistogram: 1, top: 3 });
+    expect(calls).toEqual({ buckets: 1, top: 3 });
     advance(1);
     const fresh = await overview.read({ window: '1h' });
-    expect(calls).toEqual({ bucketTotals: 2, latencyHistogram: 2, top: 6 });
+    expect(calls).toEqual({ buckets: 2, top: 6 });
     expect(fresh.to).toBe(first.to + 30_000);
   });
 
@@ -111,10 +108,10 @@ describe('overview answer cache (the SQLite queries block the event loop, so the
     await overview.read({ window: '30d' });
     advance(299_999);
     await overview.read({ window: '30d' });
-    expect(calls.bucketTotals).toBe(1);
+    expect(calls.buckets).toBe(1);
     advance(1);
     await overview.read({ window: '30d' });
-    expect(calls.bucketTotals).toBe(2);
+    expect(calls.buckets).toBe(2);
   });
 
   it('caches per window and per organization', async () => {
@@ -124,7 +121,7 @@ describe('overview answer cache (the SQLite queries block the event loop, so the
     await overview.read({ window: '1h', organizationId: 'org-a' });
     await overview.read({ window: '1h', organizationId: 'org-b' });
     await overview.read({ window: '1h', organizationId: 'org-a' });
-    expect(calls.bucketTotals).toBe(4);
+    expect(calls.buckets).toBe(4);
   });
 
   it('shares one run between concurrent calls (single flight)', async () => {
@@ -135,7 +132,7 @@ describe('overview answer cache (the SQLite queries block the event loop, so the
     const [a, b, c] = await Promise.all(reads);
     expect(a).toBe(b);
     expect(c?.window).toBe('24h');
-    expect(calls).toEqual({ bucketTotals: 2, latencyHistogram: 2, top: 6 });
+    expect(calls).toEqual({ buckets: 2, top: 6 });
   });
 
   it('does not keep a failure: the next call runs the queries again', async () => {
@@ -143,6 +140,6 @@ describe('overview answer cache (the SQLite queries block the event loop, so the
     failNext();
     await expect(overview.read({ window: '1h' })).rejects.toThrow('database gone');
     expect((await overview.read({ window: '1h' })).totals.requests).toBe(2);
-    expect(calls.bucketTotals).toBe(2);
+    expect(calls.buckets).toBe(2);
   });
 });

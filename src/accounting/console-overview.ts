@@ -57,12 +57,12 @@ export interface Overview {
 }
 
 export class ConsoleOverview {
-  private readonly repository: Pick<ConsoleOverviewRepository, 'bucketTotals' | 'latencyHistogram' | 'top'>;
+  private readonly repository: Pick<ConsoleOverviewRepository, 'buckets' | 'top'>;
   private readonly clock: Clock;
   private readonly answers: AnswerCache<Overview>;
 
   constructor(options: {
-    repository: Pick<ConsoleOverviewRepository, 'bucketTotals' | 'latencyHistogram' | 'top'>;
+    repository: Pick<ConsoleOverviewRepository, 'buckets' | 'top'>;
     clock: Clock;
   }) {
     this.repository = options.repository;
@@ -89,9 +89,8 @@ export class ConsoleOverview {
     // Buckets are aligned to their size; the last one holds now.
     const from = Math.floor(to / bucketMs) * bucketMs - (count - 1) * bucketMs;
     const range: OverviewRange = { from, to: to + 1, bucketMs, organizationId };
-    const [buckets, histogram, topModels, topKeys, topTeams] = await Promise.all([
-      this.repository.bucketTotals(range),
-      this.repository.latencyHistogram(range),
+    const [{ totals: buckets, histogram }, topModels, topKeys, topTeams] = await Promise.all([
+      this.repository.buckets(range),
       this.repository.top(range, 'model'),
       this.repository.top(range, 'key_id'),
       this.repository.top(range, 'team_id'),

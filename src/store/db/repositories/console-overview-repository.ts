@@ -1,6 +1,6 @@
 /**
- * The console overview's reads of spend_logs: totals per time bucket, a latency histogram per bucket
- * (log-spaced bins computed in SQL, so no row is loaded into memory), fallbacks, and the top models,
+ * The console overview's reads of spend_logs: totals per time bucket and a latency histogram per bucket
+ * (log-spaced bins computed in SQL, so no row is loaded into memory) in one pass, fallbacks, and the top models,
  * keys and teams of a time range, optionally narrowed to one organization. Work is bounded by the
  * number of buckets times the number of bins, whatever the number of rows.
  */
@@ -56,6 +56,14 @@ export const LATENCY_BIN_BOUNDS: readonly number[] = (() => {
 })();
 
 const TOP_LIMIT = 5;
+const EMPTY_BUCKET: Omit<BucketTotals, 'bucket'> = {
+  requests: 0,
+  errors: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  spend: 0,
+  fallbacks: 0,
+};
 
 export class ConsoleOverviewRepository {
   private readonly spendDb: Kysely<DatabaseSchema>;
@@ -67,10 +75,15 @@ export class ConsoleOverviewRepository {
     this.db = options.db;
   }
 
-  async bucketTotals(range: OverviewRange): Promise<BucketTotals[]> {
+  /**
+   * Totals per bucket and the latency histogram per bucket, from one pass over the window (grouped by
+   * bucket and latency bin: at most buckets × LATENCY_BIN_BOUNDS.length rows, then folded here).
+   */
+  async buckets(range: OverviewRange): Promise<{ totals: BucketTotals[]; histogram: LatencyBinCount[] }> {
     const rows = await this.inRange(range)
       .select((eb) => [
         bucketOf(range).as('bucket'),
+        latencyBin().as('bin'),
         eb.fn.countAll<number | string>().as('requests'),
         sql<number | string>`sum(case when ${eb.ref('status')} >= 400 then 1 else 0 end)`.as('errors'),
         eb.fn.sum<number | string>(eb.fn.coalesce('prompt_tokens', sql.lit(0))).as('prompt_tokens'),
@@ -78,34 +91,24 @@ export class ConsoleOverviewRepository {
         eb.fn.sum<number | string>(eb.fn.coalesce('cost', sql.lit(0))).as('spend'),
         sql<number | string>`sum(case when ${fallbackCondition()} then 1 else 0 end)`.as('fallbacks'),
       ])
-      .groupBy(sql.raw('1'))
-      .execute();
-    return rows.map((row) => ({
-      bucket: Number(row.bucket),
-      requests: toNumber(row.requests),
-      errors: toNumber(row.errors),
-      promptTokens: toNumber(row.prompt_tokens),
-      completionTokens: toNumber(row.completion_tokens),
-      spend: toNumber(row.spend),
-      fallbacks: toNumber(row.fallbacks),
-    }));
-  }
-
-  /** At most buckets × LATENCY_BIN_BOUNDS.length rows. */
-  async latencyHistogram(range: OverviewRange): Promise<LatencyBinCount[]> {
-    const rows = await this.inRange(range)
-      .select((eb) => [
-        bucketOf(range).as('bucket'),
-        latencyBin().as('bin'),
-        eb.fn.countAll<number | string>().as('count'),
-      ])
       .groupBy([sql.raw('1'), sql.raw('2')])
       .execute();
-    return rows.map((row) => ({
-      bucket: Number(row.bucket),
-      bin: Number(row.bin),
-      count: toNumber(row.count),
-    }));
+    const totals = new Map<number, BucketTotals>();
+    const histogram: LatencyBinCount[] = [];
+    for (const row of rows) {
+      const bucket = Number(row.bucket);
+      const requests = toNumber(row.requests);
+      histogram.push({ bucket, bin: Number(row.bin), count: requests });
+      const sum = totals.get(bucket) ?? { ...EMPTY_BUCKET, bucket };
+      sum.requests += requests;
+      sum.errors += toNumber(row.errors);
+      sum.promptTokens += toNumber(row.prompt_tokens);
+      sum.completionTokens += toNumber(row.completion_tokens);
+      sum.spend += toNumber(row.spend);
+      sum.fallbacks += toNumber(row.fallbacks);
+      totals.set(bucket, sum);
+    }
+    return { totals: [...totals.values()], histogram };
   }
 
   /** The five models, keys or teams with the most spend, then the most requests. */
