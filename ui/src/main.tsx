@@ -1,7 +1,8 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+// The shared styles first: each page's own CSS, imported by the page, comes after them and wins ties.
+import './styles/base.css';
 import { App } from './app.tsx';
-import './styles.css';
 
 const root = document.getElementById('root');
 if (root)

@@ -6,6 +6,7 @@ import { KeysTab } from './identities/keys-tab.tsx';
 import { OrganizationsTab } from './identities/organizations-tab.tsx';
 import { TeamsTab } from './identities/teams-tab.tsx';
 import { UsersTab } from './identities/users-tab.tsx';
+import './identities/identities.css';
 
 const tabs = [
   { to: '/identities/keys', label: 'Keys' },

@@ -7,6 +7,7 @@ import { BindingsTab } from './mcp/bindings-tab.tsx';
 import { PoliciesTab } from './mcp/policies-tab.tsx';
 import { ServerDetail } from './mcp/server-detail.tsx';
 import { ServersTab } from './mcp/servers-tab.tsx';
+import './mcp/mcp.css';
 
 const tabs = [
   { to: '/mcp/servers', label: 'Servers' },

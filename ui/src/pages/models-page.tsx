@@ -12,6 +12,7 @@ import { EmptyState } from '../components/query-state.tsx';
 import { ModelGroupSection } from './models/deployment-table.tsx';
 import { FallbackEvents } from './models/fallback-events.tsx';
 import { DeploymentCounts, RoutingTopology } from './models/routing-topology.tsx';
+import './models/models.css';
 
 export const DEPLOYMENTS_REFRESH_MS = 10_000;
 

@@ -14,6 +14,7 @@ import { OverviewCharts, RejectionsChart } from './overview/overview-charts.tsx'
 import { overviewWindows, parseWindow } from './overview/overview-window.ts';
 import { StatCards } from './overview/stat-cards.tsx';
 import { TopTables } from './overview/top-tables.tsx';
+import './overview/overview.css';
 
 /** How often the numbers refresh while the tab is visible (react-query pauses it in a hidden tab). */
 export const OVERVIEW_REFRESH_MS = 30_000;

@@ -4,6 +4,7 @@ import { useSession } from '../auth/session.tsx';
 import { PageHeader } from '../components/page-header.tsx';
 import { AuditTab } from './spend/audit-tab.tsx';
 import { SpendTab } from './spend/spend-tab.tsx';
+import './spend/spend.css';
 
 export function SpendPage() {
   const { organizationId } = useSession();
