@@ -112,7 +112,13 @@ function ServerActions(props: {
   const remove = useMutation({
     mutationFn: () => api.delete(path),
     onSuccess: async () => {
-      await invalidate();
+      // The deleted server's own answers are not asked for again: they would only answer 404.
+      const id = props.server.server_id;
+      await queryClient.invalidateQueries({
+        queryKey: ['mcp'],
+        predicate: (query) =>
+          !(['server', 'operations'].includes(String(query.queryKey[1])) && query.queryKey[2] === id),
+      });
       navigate('/mcp/servers');
     },
   });

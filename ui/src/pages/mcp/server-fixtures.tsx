@@ -57,7 +57,7 @@ export const list = (data: unknown[]) => ({
   offset: 0,
 });
 
-const operations = {
+export const operations = {
   server_id: 'srv_1',
   server_key: 'github',
   scope: 'process',

@@ -12,6 +12,7 @@ import {
   LIST,
   list,
   ONE,
+  operations,
   renderDetail,
   server,
   TOKEN,
@@ -266,6 +267,33 @@ describe('MCP servers', () => {
     await screen.findByText('No MCP servers registered');
     expect(gateway.to(ONE).filter((request) => request.method === 'DELETE')).toHaveLength(1);
     expect(screen.getByTestId('location').textContent).toBe('/mcp/servers');
+  });
+
+  it('does not ask for a deleted server again (its detail and operations would answer 404)', async () => {
+    let deleted = false;
+    const gateway = renderDetail({
+      [ONE]: (request) => {
+        if (request.method === 'DELETE') {
+          deleted = true;
+          return { deleted: true, server_id: 'srv_1' };
+        }
+        return deleted ? apiError(404, 'MCP server srv_1 not found') : detail();
+      },
+      [`${ONE}/operations`]: () => (deleted ? apiError(404, 'MCP server srv_1 not found') : operations),
+      [LIST]: () => list([]),
+    });
+    await screen.findByRole('region', { name: 'Operations' });
+    await userEvent.click(await screen.findByRole('button', { name: 'Delete' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Confirm delete' }));
+    await screen.findByText('No MCP servers registered');
+    const afterDelete = (path: string) => {
+      const requests = gateway.to(path);
+      const at = requests.findIndex((request) => request.method === 'DELETE');
+      return requests.slice(at + 1);
+    };
+    expect(afterDelete(ONE)).toEqual([]);
+    expect(gateway.to(`${ONE}/operations`).length).toBe(1);
+    expect(screen.queryByRole('alert')).toBeNull();
   });
 });
 
