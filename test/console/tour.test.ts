@@ -7,7 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
 import { type ConsoleHarness, type ConsolePage, startConsoleHarness } from './support/console-harness.ts';
-import { expectNoProblems, tabReaches, unlabelledControls } from './support/page-queries.ts';
+import {
+  cardNumber,
+  expectNoProblems,
+  statCard,
+  tabReaches,
+  unlabelledControls,
+} from './support/page-queries.ts';
 import { type SeededWorld, seedConsoleWorld, tourModels } from './support/seed-console-world.ts';
 import { ShiftedClock } from './support/shifted-clock.ts';
 
@@ -171,6 +177,27 @@ describe('a tour of the console', () => {
     await signIn.waitFor();
     expect(await unlabelledControls(console.page)).toEqual([]);
     expect(await tabReaches(console.page, signIn)).toBe(true);
+    expectNoProblems(console);
+  });
+
+  it('the Overview\'s "Time window" narrows the figures and is kept in the address', async () => {
+    const console = await harness.openConsole('tour');
+    const page = console.page;
+    await console.openSignedIn(harness.masterKey, '/ui/');
+    const requests = statCard(page, 'Requests');
+    await expect.poll(() => cardNumber(requests, 'Requests'), { timeout: 10_000 }).toBeGreaterThan(100);
+    const day = await cardNumber(requests, 'Requests');
+
+    await page.getByLabel('Time window').selectOption({ label: 'Last hour' });
+    await page.waitForURL(/[?&]window=1h\b/);
+    // The seeded traffic of the last hour: the refusals and the calls just before the present.
+    await expect.poll(() => cardNumber(requests, 'Requests'), { timeout: 10_000 }).toBeLessThan(day);
+    expect(await cardNumber(requests, 'Requests')).toBeGreaterThan(0);
+    await console.screenshot('overview-last-hour');
+
+    await page.reload();
+    expect(page.url()).toMatch(/[?&]window=1h\b/);
+    await expect.poll(() => page.getByLabel('Time window').inputValue()).toBe('1h');
     expectNoProblems(console);
   });
 
