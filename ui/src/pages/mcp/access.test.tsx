@@ -156,7 +156,10 @@ describe('MCP bindings', () => {
     });
     const table = await screen.findByRole('table', { name: 'Bindings' });
     await userEvent.click(within(table).getByRole('button', { name: 'Delete binding of Team team_a' }));
-    await userEvent.click(within(table).getByRole('button', { name: 'Confirm delete' }));
+    // The confirm names its row, so one table's confirms are told apart (visible text "Confirm delete").
+    const confirm = within(table).getByRole('button', { name: 'Confirm delete binding of Team team_a' });
+    expect(confirm.textContent).toBe('Confirm delete');
+    await userEvent.click(confirm);
     await waitFor(() => expect(gateway.to(BINDINGS).length).toBeGreaterThan(1));
     const deletes = gateway.requests.filter((request) => request.method === 'DELETE');
     expect(deletes.map((request) => request.path)).toEqual(['/ui/api/mcp-bindings/mcpb_1']);
@@ -225,7 +228,11 @@ describe('MCP tool policies', () => {
     await userEvent.click(
       within(table).getByRole('button', { name: 'Delete policy of delete_repo (Server-wide default)' }),
     );
-    await userEvent.click(within(table).getByRole('button', { name: 'Confirm delete' }));
+    await userEvent.click(
+      within(table).getByRole('button', {
+        name: 'Confirm delete policy of delete_repo (Server-wide default)',
+      }),
+    );
     await waitFor(() => expect(gateway.to(POLICIES).length).toBeGreaterThan(1));
     const deletes = gateway.requests.filter((request) => request.method === 'DELETE');
     expect(deletes.map((request) => request.path)).toEqual(['/ui/api/mcp-tool-policies/mcpp_1']);

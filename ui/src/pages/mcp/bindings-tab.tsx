@@ -53,7 +53,7 @@ export function BindingsTable(props: {
       cell: (binding) => (
         <ConfirmButton
           label="Delete"
-          ariaLabel={`Delete binding of ${scopeLabel(binding.scope_type, binding.scope_id)}`}
+          target={`binding of ${scopeLabel(binding.scope_type, binding.scope_id)}`}
           onConfirm={() => onDelete(binding)}
         />
       ),

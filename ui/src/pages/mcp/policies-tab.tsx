@@ -46,7 +46,7 @@ export function PoliciesTable(props: {
       cell: (policy) => (
         <ConfirmButton
           label="Delete"
-          ariaLabel={`Delete policy of ${policy.tool_name} (${scopeLabel(policy.scope_type, policy.scope_id)})`}
+          target={`policy of ${policy.tool_name} (${scopeLabel(policy.scope_type, policy.scope_id)})`}
           onConfirm={() => onDelete(policy)}
         />
       ),
