@@ -78,13 +78,6 @@ export function ChartFigure<T extends object>(props: ChartFigureProps<T>) {
 }
 
 function SeriesChart<T extends object>(props: ChartFigureProps<T> & { height: number }) {
-  const xFormat = props.xFormat ? (value: unknown) => props.xFormat!(String(value)) : undefined;
-  const xUnit = props.xUnit;
-  const tooltipLabel = (label: unknown) => {
-    const text = xFormat ? xFormat(label) : String(label);
-    return xUnit ? `${text} ${xUnit}` : text;
-  };
-  const yFormat = props.series[0]?.format;
   const common = {
     // Series keys are checked against T by ChartSeries; recharts only needs the rows.
     data: props.data as Record<string, unknown>[],
@@ -93,34 +86,7 @@ function SeriesChart<T extends object>(props: ChartFigureProps<T> & { height: nu
     style: { width: '100%', height: props.height },
     margin: { top: 8, right: 16, bottom: 4, left: 8 },
   };
-  const axes = [
-    <CartesianGrid key="grid" stroke="#e3e7ec" vertical={false} />,
-    <XAxis
-      key="x"
-      dataKey={props.xKey as string}
-      tickFormatter={xFormat}
-      minTickGap={24}
-      tick={{ fontSize: 12 }}
-      height={xUnit ? 44 : 30}
-      label={xUnit ? { value: xUnit, position: 'insideBottomRight', fontSize: 12 } : undefined}
-    />,
-    <YAxis
-      key="y"
-      tickFormatter={yFormat ? (value: number) => yFormat(value) : undefined}
-      width={72}
-      tick={{ fontSize: 12 }}
-    />,
-    <Tooltip
-      key="tooltip"
-      labelFormatter={xFormat || xUnit ? tooltipLabel : undefined}
-      formatter={(value, name) => {
-        const series = props.series.find((candidate) => candidate.label === name);
-        const number = typeof value === 'number' ? value : null;
-        return series?.format ? series.format(number) : String(value ?? '—');
-      }}
-    />,
-    <Legend key="legend" />,
-  ];
+  const axes = chartAxes(props);
   if (props.kind === 'line')
     return (
       <LineChart {...common}>
@@ -158,6 +124,45 @@ function SeriesChart<T extends object>(props: ChartFigureProps<T> & { height: nu
       ))}
     </BarChart>
   );
+}
+
+/** Grid, axes (the x unit, e.g. "UTC", named under the x axis), tooltip and legend of a chart. */
+function chartAxes<T extends object>(props: ChartFigureProps<T>) {
+  const xFormat = props.xFormat ? (value: unknown) => props.xFormat!(String(value)) : undefined;
+  const xUnit = props.xUnit;
+  const tooltipLabel = (label: unknown) => {
+    const text = xFormat ? xFormat(label) : String(label);
+    return xUnit ? `${text} ${xUnit}` : text;
+  };
+  const yFormat = props.series[0]?.format;
+  return [
+    <CartesianGrid key="grid" stroke="#e3e7ec" vertical={false} />,
+    <XAxis
+      key="x"
+      dataKey={props.xKey as string}
+      tickFormatter={xFormat}
+      minTickGap={24}
+      tick={{ fontSize: 12 }}
+      height={xUnit ? 44 : 30}
+      label={xUnit ? { value: xUnit, position: 'insideBottomRight', fontSize: 12 } : undefined}
+    />,
+    <YAxis
+      key="y"
+      tickFormatter={yFormat ? (value: number) => yFormat(value) : undefined}
+      width={72}
+      tick={{ fontSize: 12 }}
+    />,
+    <Tooltip
+      key="tooltip"
+      labelFormatter={xFormat || xUnit ? tooltipLabel : undefined}
+      formatter={(value, name) => {
+        const series = props.series.find((candidate) => candidate.label === name);
+        const number = typeof value === 'number' ? value : null;
+        return series?.format ? series.format(number) : String(value ?? '—');
+      }}
+    />,
+    <Legend key="legend" />,
+  ];
 }
 
 function hasGaps<T>(data: T[], key: keyof T): boolean {
