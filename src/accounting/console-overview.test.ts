@@ -143,3 +143,41 @@ describe('overview answer cache (the SQLite queries block the event loop, so the
     expect(calls.buckets).toBe(2);
   });
 });
+
+describe('overview passes on SQLite (each blocks the event loop while it runs)', () => {
+  /** Records each pass and each turn of the event loop, in order. */
+  async function order(oneAtATime: boolean): Promise<string[]> {
+    const events: string[] = [];
+    const repository = {
+      async buckets() {
+        events.push('pass');
+        return { totals: [], histogram: [] };
+      },
+      async top() {
+        events.push('pass');
+        return [];
+      },
+    };
+    const overview = new ConsoleOverview({ repository, clock: { now: () => 0 }, oneAtATime });
+    let ticking = true;
+    const tick = () => {
+      events.push('turn');
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await overview.read({ window: '1h' });
+    ticking = false;
+    return events.slice(0, events.lastIndexOf('pass') + 1);
+  }
+
+  it('runs one pass per turn of the event loop, so requests are served between passes', async () => {
+    const events = await order(true);
+    expect(events.filter((event) => event === 'pass')).toHaveLength(4);
+    // No two passes without a turn of the loop between them.
+    expect(events.join(',')).not.toContain('pass,pass');
+  });
+
+  it('runs the passes at once otherwise (PostgreSQL: they run on the server)', async () => {
+    expect((await order(false)).join(',')).toBe('pass,pass,pass,pass');
+  });
+});

@@ -60,13 +60,23 @@ export class ConsoleOverview {
   private readonly repository: Pick<ConsoleOverviewRepository, 'buckets' | 'top'>;
   private readonly clock: Clock;
   private readonly answers: AnswerCache<Overview>;
+  private readonly oneAtATime: boolean;
+  /** The passes queued so far (oneAtATime), so the next waits for them. */
+  private passes: Promise<unknown> = Promise.resolve();
 
+  /**
+   * `oneAtATime` (SQLite, whose queries block the event loop): the passes run one by one with a turn
+   * of the event loop between them, so proxied requests are served between passes instead of after
+   * all of them. On PostgreSQL they run at once, on the database server.
+   */
   constructor(options: {
     repository: Pick<ConsoleOverviewRepository, 'buckets' | 'top'>;
     clock: Clock;
+    oneAtATime?: boolean;
   }) {
     this.repository = options.repository;
     this.clock = options.clock;
+    this.oneAtATime = options.oneAtATime ?? false;
     this.answers = new AnswerCache({ clock: options.clock, maxEntries: CACHED_ANSWERS });
   }
 
@@ -90,10 +100,10 @@ export class ConsoleOverview {
     const from = Math.floor(to / bucketMs) * bucketMs - (count - 1) * bucketMs;
     const range: OverviewRange = { from, to: to + 1, bucketMs, organizationId };
     const [{ totals: buckets, histogram }, topModels, topKeys, topTeams] = await Promise.all([
-      this.repository.buckets(range),
-      this.repository.top(range, 'model'),
-      this.repository.top(range, 'key_id'),
-      this.repository.top(range, 'team_id'),
+      this.pass(() => this.repository.buckets(range)),
+      this.pass(() => this.repository.top(range, 'model')),
+      this.pass(() => this.repository.top(range, 'key_id')),
+      this.pass(() => this.repository.top(range, 'team_id')),
     ]);
     const series = zeroFilled(buckets, histogram, from, bucketMs, count);
     const sum = (pick: (bucket: BucketTotals) => number) =>
@@ -119,6 +129,14 @@ export class ConsoleOverview {
       topKeys,
       topTeams,
     };
+  }
+
+  /** Runs one pass over the spend records: at once, or (oneAtATime) after the ones queued and a turn of the loop. */
+  private pass<T>(run: () => Promise<T>): Promise<T> {
+    if (!this.oneAtATime) return run();
+    const next = this.passes.then(() => new Promise<void>((resolve) => setImmediate(resolve))).then(run);
+    this.passes = next.catch(() => undefined);
+    return next;
   }
 }
 
