@@ -326,6 +326,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       overview: new ConsoleOverview({
         repository: new ConsoleOverviewRepository({ spendDb: telemetry.db, db: database.db }),
         clock,
+        oneAtATime: telemetry.dialect === 'sqlite',
       }),
       rejections,
     },
