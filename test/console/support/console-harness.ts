@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page, type Response } from 'playwright-core';
-import { onTestFailed } from 'vitest';
+import { inject, onTestFailed } from 'vitest';
 import type { Clock } from '../../../src/lib/clock.ts';
 import { type Backend, sqliteBackend } from '../../support/backends.ts';
 import { startTestGateway, type TestGateway } from '../../support/start-gateway.ts';
@@ -45,6 +45,7 @@ export async function startConsoleHarness(options: HarnessOptions = {}): Promise
     ...(options.yaml ? { yaml: options.yaml } : {}),
     ...(options.generalSettings ? { generalSettings: options.generalSettings } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    consoleDistDir: inject('consoleDistDir'),
   });
   let browser: Browser | undefined;
   try {
@@ -170,7 +171,8 @@ export class ConsolePage {
     await this.screenshot(name);
     if (process.env.UPDATE_CONSOLE_SCREENSHOTS !== '1') return;
     mkdirSync(DOCS_SCREENSHOT_DIR, { recursive: true });
-    // The whole page down to a bound, so a long table does not make a picture no reader scrolls through.
+    // At least the laptop screen, and the whole page down to a bound, so a long table does not make a
+    // picture no reader scrolls through.
     const height = await this.page.evaluate(
       () =>
         (globalThis as unknown as { document: { body: { scrollHeight: number } } }).document.body
@@ -179,7 +181,12 @@ export class ConsolePage {
     await this.page.screenshot({
       path: join(DOCS_SCREENSHOT_DIR, `${name}.png`),
       fullPage: true,
-      clip: { x: 0, y: 0, width: VIEWPORT.width, height: Math.min(height, DOCS_MAX_HEIGHT) },
+      clip: {
+        x: 0,
+        y: 0,
+        width: VIEWPORT.width,
+        height: Math.min(Math.max(height, VIEWPORT.height), DOCS_MAX_HEIGHT),
+      },
     });
   }
 

@@ -1,17 +1,30 @@
 /**
  * Before the browser suite: a Chromium to drive (Debian's package, installed with apt-get when missing;
- * CHROMIUM_PATH overrides the path) and a console build in ui/dist that is not older than its sources.
+ * CHROMIUM_PATH overrides the path), and the console built from its current sources into a folder of
+ * the suite's own, which every gateway of the run serves: a `npm run build:ui` started meanwhile (it
+ * empties ui/dist first) cannot pull the console from under a running flow.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The console build the suite's gateways serve at /ui. */
+    consoleDistDir: string;
+  }
+}
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const DEFAULT_CHROMIUM = '/usr/bin/chromium';
 
-export default function setup(): void {
+export default function setup(project: TestProject): () => void {
   ensureChromium();
-  ensureConsoleBuild();
+  const distDir = buildConsole();
+  project.provide('consoleDistDir', distDir);
+  return () => rmSync(distDir, { recursive: true, force: true });
 }
 
 export function chromiumPath(): string {
@@ -47,24 +60,15 @@ function ensureChromium(): void {
   console.log('[console] chromium installed');
 }
 
-/** Builds ui/dist when it is missing or older than its sources (a page changed since the build). */
-function ensureConsoleBuild(): void {
-  const index = join(root, 'ui', 'dist', 'index.html');
-  const builtAt = existsSync(index) ? statSync(index).mtimeMs : 0;
-  const sources = [join(root, 'ui', 'index.html'), join(root, 'ui', 'vite.config.ts')].map(
-    (path) => statSync(path).mtimeMs,
-  );
-  if (builtAt > Math.max(newestSource(join(root, 'ui', 'src')), ...sources)) return;
-  console.log('[console] building the console (npm run build:ui)');
-  execFileSync('npm', ['run', 'build:ui', '--silent'], { cwd: root, stdio: 'inherit' });
-}
-
-function newestSource(folder: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(folder, { withFileTypes: true })) {
-    const path = join(folder, entry.name);
-    const time = entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs;
-    if (time > newest) newest = time;
-  }
-  return newest;
+/** `npm run build:ui` into a temporary folder (Vite, about two seconds): the console as its sources are now. */
+function buildConsole(): string {
+  const distDir = mkdtempSync(join(tmpdir(), 'switchboard-console-'));
+  console.log(`[console] building the console into ${distDir}`);
+  execFileSync('npm', ['run', 'build:ui', '--silent', '--', '--outDir', distDir, '--logLevel', 'warn'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (!existsSync(join(distDir, 'index.html')))
+    throw new Error(`the console build left no ${distDir}/index.html`);
+  return distDir;
 }
