@@ -99,6 +99,16 @@ describe.runIf(redisServerInstalled).each(['fail_open', 'fail_closed'] as const)
       },
     );
 
+    // Issue 17: the console's overview reads its spend figures from the database; only the refusal
+    // counts live in Redis, so an outage blanks those (null) instead of failing the whole page.
+    it('the console overview still answers while Redis is down, without refusal counts', async () => {
+      const answer = await gateway.admin('GET', '/ui/api/console/overview?window=1h');
+      expect(answer.status).toBe(200);
+      expect(answer.body.rejections).toBeNull();
+      expect(answer.body.totals.requests).toBeTypeOf('number');
+      expect(answer.body.series).toHaveLength(60);
+    });
+
     it('returns to Redis when it is back', async () => {
       await redis.restart();
       let result = await timedChat();

@@ -109,7 +109,11 @@ function registerOverviewRoute(app: App, summaries: NonNullable<AppDependencies[
       const organizationId = request.query.organization_id;
       const [overview, rejections] = await Promise.all([
         summaries.overview.read({ window: request.query.window, organizationId }),
-        summaries.rejections.lastHour(organizationId),
+        // The spend figures come from the database: a Redis outage costs only the refusal counts.
+        summaries.rejections.lastHour(organizationId).catch((error: unknown) => {
+          request.log.warn({ err: error }, 'refusal counts unavailable for the console overview');
+          return null;
+        }),
       ]);
       return overviewView(overview, rejections, organizationId ?? null);
     },

@@ -94,19 +94,26 @@ export const OverviewView = Type.Object({
   top_models: TopModels,
   top_keys: TopKeys,
   top_teams: TopTeams,
-  rejections: Type.Object({
-    window_seconds: Type.Integer(),
-    rate_limit: Type.Integer(),
-    budget: Type.Integer(),
-    series: Type.Array(
-      Type.Object({ start: Type.String(), rate_limit: Type.Integer(), budget: Type.Integer() }),
-    ),
-  }),
+  rejections: Type.Union([
+    Type.Object({
+      window_seconds: Type.Integer(),
+      rate_limit: Type.Integer(),
+      budget: Type.Integer(),
+      series: Type.Array(
+        Type.Object({ start: Type.String(), rate_limit: Type.Integer(), budget: Type.Integer() }),
+      ),
+    }),
+    Type.Null({ description: 'The shared store (Redis) holding the refusal counters is unreachable.' }),
+  ]),
 });
 
 const iso = (epochMs: number) => new Date(epochMs).toISOString();
 
-export function overviewView(overview: Overview, rejections: RejectionSeries, organizationId: string | null) {
+export function overviewView(
+  overview: Overview,
+  rejections: RejectionSeries | null,
+  organizationId: string | null,
+) {
   const { totals } = overview;
   return {
     window: overview.window,
@@ -153,7 +160,7 @@ export function overviewView(overview: Overview, rejections: RejectionSeries, or
       requests: row.requests,
       spend: row.spend,
     })),
-    rejections: {
+    rejections: rejections && {
       window_seconds: rejections.windowSeconds,
       rate_limit: rejections.rateLimit,
       budget: rejections.budget,

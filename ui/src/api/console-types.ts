@@ -83,7 +83,8 @@ export interface OverviewAnswer {
   top_models: TopModel[];
   top_keys: TopKey[];
   top_teams: TopTeam[];
-  rejections: Rejections;
+  /** Null while the shared store (Redis) that counts refusals is unreachable; the rest still answers. */
+  rejections: Rejections | null;
 }
 
 /** One deployment as GET /health/deployments reports it (this replica's routing view). */

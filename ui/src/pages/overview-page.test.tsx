@@ -125,6 +125,17 @@ describe('Overview page', () => {
     expect(gateway.to(OVERVIEW)[0]?.headers.authorization).toBe(`Bearer ${TEST_ADMIN_KEY}`);
   });
 
+  it('shows the other figures and says the refusal counts are unavailable when the gateway sends none (Redis down)', async () => {
+    const gateway = fakeGateway({ [OVERVIEW]: () => ({ ...busyAnswer(), rejections: null }) });
+    renderConsole(<OverviewPage />, { fetch: gateway.fetch });
+
+    await screen.findByRole('region', { name: 'Requests' });
+    expect(card('Requests')?.textContent).toContain('1,234');
+    expect(card('Rate-limit rejections')?.textContent).toContain('—');
+    expect(card('Budget rejections')?.textContent).toContain('the shared store (Redis) is unreachable');
+    expect(screen.queryByRole('table', { name: 'Rejections per minute (data)' })).toBeNull();
+  });
+
   it("gives every chart a heading and a table of the chart's numbers for screen readers", async () => {
     const gateway = fakeGateway({ [OVERVIEW]: () => busyAnswer() });
     renderConsole(<OverviewPage />, { fetch: gateway.fetch });

@@ -107,7 +107,7 @@ function OverviewContent(props: { answer: OverviewAnswer }) {
           <TopTables answer={answer} />
         </>
       )}
-      <RejectionsChart rejections={answer.rejections} />
+      {answer.rejections && <RejectionsChart rejections={answer.rejections} />}
     </>
   );
 }

@@ -19,7 +19,11 @@ export function StatCard(props: { label: string; value: string; detail?: ReactNo
 
 export function StatCards(props: { answer: OverviewAnswer }) {
   const { totals, rejections, window } = props.answer;
-  const rejectionSpan = minutesPhrase(rejections.window_seconds);
+  const rejectionSpan = rejections ? minutesPhrase(rejections.window_seconds) : null;
+  const refusals = (count: number | undefined) => (rejections ? formatCount(count) : '—');
+  const refusalDetail = rejectionSpan
+    ? `in ${rejectionSpan}, all replicas`
+    : 'unavailable: the shared store (Redis) is unreachable';
   return (
     <section className="overview-section" aria-labelledby="overview-totals">
       <h2 id="overview-totals" className="visually-hidden">
@@ -54,14 +58,10 @@ export function StatCards(props: { answer: OverviewAnswer }) {
         />
         <StatCard
           label="Rate-limit rejections"
-          value={formatCount(rejections.rate_limit)}
-          detail={`in ${rejectionSpan}, all replicas`}
+          value={refusals(rejections?.rate_limit)}
+          detail={refusalDetail}
         />
-        <StatCard
-          label="Budget rejections"
-          value={formatCount(rejections.budget)}
-          detail={`in ${rejectionSpan}, all replicas`}
-        />
+        <StatCard label="Budget rejections" value={refusals(rejections?.budget)} detail={refusalDetail} />
         <StatCard
           label="Fallbacks"
           value={formatCount(totals.fallbacks)}
