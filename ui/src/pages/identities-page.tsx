@@ -1,7 +1,8 @@
 /** Keys and identities: one tab (a link) per kind, each a list with search, create, edit and delete. */
-import { Navigate, NavLink, Route, Routes } from 'react-router';
+import { Navigate, Route, Routes } from 'react-router';
 import { useSession } from '../auth/session.tsx';
 import { PageHeader } from '../components/page-header.tsx';
+import { TabNav } from '../components/tab-nav.tsx';
 import { KeysTab } from './identities/keys-tab.tsx';
 import { OrganizationsTab } from './identities/organizations-tab.tsx';
 import { TeamsTab } from './identities/teams-tab.tsx';
@@ -27,13 +28,7 @@ export function IdentitiesPage() {
             : `API keys, users and teams of your organization (${organizationId}).`
         }
       />
-      <nav className="tabs" aria-label="Identity kinds">
-        {tabs.map((tab) => (
-          <NavLink key={tab.to} to={tab.to}>
-            {tab.label}
-          </NavLink>
-        ))}
-      </nav>
+      <TabNav label="Identity kinds" tabs={tabs} />
       <Routes>
         <Route index element={<Navigate to="/identities/keys" replace />} />
         <Route path="keys" element={<KeysTab />} />

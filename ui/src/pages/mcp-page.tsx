@@ -1,7 +1,8 @@
 /** MCP: tool servers, the approval inbox, bindings (who sees which tools) and tool policies, as tabs. */
-import { Navigate, NavLink, Route, Routes } from 'react-router';
+import { Navigate, Route, Routes } from 'react-router';
 import { useSession } from '../auth/session.tsx';
 import { PageHeader } from '../components/page-header.tsx';
+import { TabNav } from '../components/tab-nav.tsx';
 import { ApprovalsTab } from './mcp/approvals-tab.tsx';
 import { BindingsTab } from './mcp/bindings-tab.tsx';
 import { PoliciesTab } from './mcp/policies-tab.tsx';
@@ -28,13 +29,7 @@ export function McpPage() {
             : 'Servers are managed by proxy administrators; you manage the bindings, policies and approvals of your organization.'
         }
       />
-      <nav className="tabs" aria-label="MCP sections">
-        {tabs.map((tab) => (
-          <NavLink key={tab.to} to={tab.to}>
-            {tab.label}
-          </NavLink>
-        ))}
-      </nav>
+      <TabNav label="MCP sections" tabs={tabs} />
       <Routes>
         <Route index element={<Navigate to="/mcp/servers" replace />} />
         <Route path="servers" element={<ServersTab />} />

@@ -1,7 +1,8 @@
 /** Spend and audit (/ui/spend): two tabs as links, the spend records and summaries, and the audit log. */
-import { Navigate, NavLink, Route, Routes } from 'react-router';
+import { Navigate, Route, Routes } from 'react-router';
 import { useSession } from '../auth/session.tsx';
 import { PageHeader } from '../components/page-header.tsx';
+import { TabNav } from '../components/tab-nav.tsx';
 import { AuditTab } from './spend/audit-tab.tsx';
 import { SpendTab } from './spend/spend-tab.tsx';
 import './spend/spend.css';
@@ -18,12 +19,13 @@ export function SpendPage() {
             : `Spend and changes of your organization (${organizationId}).`
         }
       />
-      <nav className="tabs" aria-label="Spend and audit views">
-        <NavLink to="/spend" end>
-          Spend
-        </NavLink>
-        <NavLink to="/spend/audit">Audit log</NavLink>
-      </nav>
+      <TabNav
+        label="Spend and audit views"
+        tabs={[
+          { to: '/spend', label: 'Spend', end: true },
+          { to: '/spend/audit', label: 'Audit log' },
+        ]}
+      />
       <Routes>
         <Route index element={<SpendTab />} />
         <Route path="audit" element={<AuditTab />} />
