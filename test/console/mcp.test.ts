@@ -132,7 +132,7 @@ describe('MCP in the console', () => {
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
     await page.getByRole('button', { name: 'Confirm delete' }).click();
     await page.waitForURL(/\/ui\/mcp\/servers$/);
-    await page.getByText('Docs search v2').waitFor({ state: 'detached' });
+    await page.getByRole('heading', { name: 'Docs search v2', exact: true }).waitFor({ state: 'detached' });
     expect((await adminOk(harness.gateway, 'GET', '/ui/api/mcp-servers')).data).toEqual([]);
     expectNoProblems(console);
   });

@@ -13,6 +13,7 @@ import {
   statCard,
   tabReaches,
   unlabelledControls,
+  unnamedButtonsAndLinks,
 } from './support/page-queries.ts';
 import { type SeededWorld, seedConsoleWorld, tourModels } from './support/seed-console-world.ts';
 import { ShiftedClock } from './support/shifted-clock.ts';
@@ -145,7 +146,7 @@ describe('a tour of the console', () => {
   });
 
   it.each(stops)(
-    '$name: labelled inputs, the primary control reachable by Tab, no console errors',
+    '$name: labelled inputs, named buttons and links, the primary control reachable by Tab, no console errors',
     async (stop) => {
       const console = await harness.openConsole('tour');
       await console.openSignedIn(harness.masterKey, stop.path);
@@ -155,6 +156,7 @@ describe('a tour of the console', () => {
       else await console.screenshot(stop.name);
 
       expect(await unlabelledControls(console.page)).toEqual([]);
+      expect(await unnamedButtonsAndLinks(console.page)).toEqual([]);
       const primary = console.page
         .getByRole(stop.primary.role, { name: stop.primary.name, exact: true })
         .first();

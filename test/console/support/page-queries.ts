@@ -116,6 +116,24 @@ export function unlabelledControls(page: Page): Promise<string[]> {
   );
 }
 
+/** Buttons and links with nothing to announce: no text, aria-label, aria-labelledby or title. */
+export function unnamedButtonsAndLinks(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    Array.from(
+      (globalThis as unknown as { document: PageDocument }).document.querySelectorAll('button, a[href]'),
+    )
+      .filter((element) => !element.closest('[aria-hidden="true"]'))
+      .filter(
+        (element) =>
+          !(element as unknown as { textContent: string | null }).textContent?.trim() &&
+          !element.getAttribute('aria-label')?.trim() &&
+          !element.getAttribute('aria-labelledby') &&
+          !element.title,
+      )
+      .map((element) => element.tagName.toLowerCase()),
+  );
+}
+
 /** Fails the flow on console errors, page errors and failed requests it did not declare. */
 export function expectNoProblems(consolePage: ConsolePage): void {
   expect(consolePage.unexpectedProblems()).toEqual([]);
