@@ -3,8 +3,8 @@
  * its RPM limit to 1 and the SDK's second call is a 429 (an invalid limit is refused next to its field);
  * sets a tiny budget and the SDK meets the gateway's budget error, which the Overview then counts;
  * creates an organization, a team with a limit, a user and a key in the console and meets the team's
- * limit; blocks, unblocks and revokes a key. On
- * PostgreSQL + Redis when they are reachable (required with REQUIRE_REAL_BACKENDS=1), else SQLite.
+ * limit; blocks, unblocks and revokes a key. Runs on PostgreSQL + Redis when they are reachable
+ * (required with REQUIRE_REAL_BACKENDS=1), else on SQLite.
  */
 import OpenAI, { RateLimitError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
