@@ -6,10 +6,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
-import { type ConsoleHarness, type ConsolePage, startConsoleHarness } from './support/console-harness.ts';
+import {
+  type ConsoleHarness,
+  type ConsolePage,
+  startConsoleHarness,
+  VIEWPORT,
+} from './support/console-harness.ts';
 import {
   cardNumber,
   expectNoProblems,
+  horizontalOverflow,
   statCard,
   tabReaches,
   unlabelledControls,
@@ -17,6 +23,8 @@ import {
 } from './support/page-queries.ts';
 import { type SeededWorld, seedConsoleWorld, tourModels } from './support/seed-console-world.ts';
 import { ShiftedClock } from './support/shifted-clock.ts';
+
+const SMALL_LAPTOP = { width: 1280, height: 720 };
 
 interface Stop {
   /** Screenshot name (docs/console/<name>.png when curated). */
@@ -161,6 +169,14 @@ describe('a tour of the console', () => {
         .getByRole(stop.primary.role, { name: stop.primary.name, exact: true })
         .first();
       expect(await tabReaches(console.page, primary), `Tab reaches "${stop.primary.name}"`).toBe(true);
+
+      // A smaller laptop screen: the page fits its width (wide tables scroll inside their own box).
+      await console.page.setViewportSize(SMALL_LAPTOP);
+      // Charts re-measure their box after the resize (ResizeObserver), so the width settles within frames.
+      await expect
+        .poll(() => horizontalOverflow(console.page), { message: 'page wider than 1280 px' })
+        .toBe(0);
+      await console.page.setViewportSize(VIEWPORT);
 
       if (stop.opensForm) {
         await console.page.keyboard.press('Enter');

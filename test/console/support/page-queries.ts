@@ -134,6 +134,17 @@ export function unnamedButtonsAndLinks(page: Page): Promise<string[]> {
   );
 }
 
+/** How far the page is wider than the window (0 when nothing makes the whole page scroll sideways). */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const view = globalThis as unknown as {
+      innerWidth: number;
+      document: { documentElement: { scrollWidth: number } };
+    };
+    return Math.max(0, view.document.documentElement.scrollWidth - view.innerWidth);
+  });
+}
+
 /** Fails the flow on console errors, page errors and failed requests it did not declare. */
 export function expectNoProblems(consolePage: ConsolePage): void {
   expect(consolePage.unexpectedProblems()).toEqual([]);
