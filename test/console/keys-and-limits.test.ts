@@ -18,6 +18,7 @@ import {
   expectNoProblems,
   statCard,
   table,
+  tabReaches,
 } from './support/page-queries.ts';
 
 // Priced, so every answer has a cost a budget can reach (about 2e-4 USD for a short chat).
@@ -173,6 +174,20 @@ describe('keys and limits in the console', () => {
     const answer = await chat(secret);
     expect(answer.choices[0]!.message.content).toBe('You said: Hello from the console suite');
     await console.screenshot('keys');
+    expectNoProblems(console);
+  });
+
+  it('a key can be created with the keyboard alone: Tab to "New key", Enter, type the name, Enter', async () => {
+    const console = await openKeys('keyboard');
+    const page = console.page;
+    expect(await tabReaches(page, page.getByRole('button', { name: 'New key' }))).toBe(true);
+    await page.keyboard.press('Enter');
+    const name = page.getByLabel('Key name');
+    expect(await tabReaches(page, name)).toBe(true);
+    await page.keyboard.type('typed-by-keyboard');
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'Key created' }).waitFor();
+    expect((await page.getByTestId('new-secret').innerText()).trim()).toMatch(/^sk-/);
     expectNoProblems(console);
   });
 
