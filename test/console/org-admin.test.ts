@@ -1,12 +1,13 @@
 /**
  * Flow 7 (issue 17): an organization administrator signed in with their own key sees only their
- * organization's keys and teams, is told the Overview covers their organization only, and is offered no
- * MCP server writes (the admin API would refuse them: docs/api.md, admin scope).
+ * organization's keys and teams, an Overview that counts their organization's requests only (and says
+ * so), and no MCP server writes (the admin API would refuse them: docs/api.md, admin scope).
  */
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOk, createKey, registerServer } from '../support/mcp-fixtures.ts';
 import { type ConsoleHarness, startConsoleHarness } from './support/console-harness.ts';
-import { expectNoProblems, table } from './support/page-queries.ts';
+import { cardNumber, expectNoProblems, statCard, table } from './support/page-queries.ts';
 
 describe('an organization administrator in the console', () => {
   let harness: ConsoleHarness;
@@ -15,9 +16,10 @@ describe('an organization administrator in the console', () => {
   beforeAll(async () => {
     harness = await startConsoleHarness();
     const gateway = harness.gateway;
-    for (const [org, alias] of [
-      ['org-acme', 'Acme'],
-      ['org-globex', 'Globex'],
+    // Two requests in organization A, three in B: the org admin's Overview must count A's only.
+    for (const [org, alias, requests] of [
+      ['org-acme', 'Acme', 2],
+      ['org-globex', 'Globex', 3],
     ] as const) {
       await adminOk(gateway, 'POST', '/ui/api/organizations', {
         organization_id: org,
@@ -28,7 +30,13 @@ describe('an organization administrator in the console', () => {
         team_alias: `${alias} research`,
         organization_id: org,
       });
-      await createKey(gateway, { key_name: `${alias.toLowerCase()}-service`, team_id: `${org}-team` });
+      const key = await createKey(gateway, {
+        key_name: `${alias.toLowerCase()}-service`,
+        team_id: `${org}-team`,
+      });
+      const client = new OpenAI({ apiKey: key.key, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+      for (let call = 0; call < requests; call++)
+        await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'Hi' }] });
     }
     await adminOk(gateway, 'POST', '/ui/api/users', {
       user_id: 'ada',
@@ -47,7 +55,7 @@ describe('an organization administrator in the console', () => {
     await harness?.close();
   });
 
-  it('sees only organization A’s keys and teams, the organization-only note, and no MCP server writes', async () => {
+  it('sees only organization A’s keys, teams and requests, the organization-only note, and no MCP server writes', async () => {
     const console = await harness.openConsole('org-admin');
     const page = console.page;
     await console.openSignedIn(orgAdminKey);
@@ -58,6 +66,8 @@ describe('an organization administrator in the console', () => {
       .getByText(/organization org-acme only/i)
       .first()
       .waitFor();
+    const requests = statCard(page, 'Requests');
+    await expect.poll(() => cardNumber(requests, 'Requests'), { timeout: 10_000 }).toBe(2);
     await console.screenshot('overview');
 
     await console.navigate('Keys & identities');
