@@ -1,6 +1,7 @@
 /**
  * Spend & audit (issue 17): an operator filters the spend records to failed requests and exports exactly
- * those as CSV, and exports the audit log that records the key they were made with.
+ * those as CSV, groups the spend by model, and exports the audit log that records the key they were
+ * made with.
  */
 import { readFile } from 'node:fs/promises';
 import OpenAI from 'openai';
@@ -71,6 +72,20 @@ describe('spend and audit in the console', () => {
       .getByRole('status')
       .filter({ hasText: /Saved .*\.csv \(2 rows\)/ })
       .waitFor();
+    expectNoProblems(console);
+  });
+
+  it('"Group by: Model" totals the requests per model, failures counted', async () => {
+    const console = await harness.openConsole('spend-by-model');
+    const page = console.page;
+    await console.openSignedIn(harness.masterKey, '/ui/spend');
+    await page.getByLabel('Group by', { exact: true }).selectOption({ label: 'Model' });
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const summary = table(page, 'Spend summary');
+    await expect.poll(() => columnTexts(summary, 'Model').catch(() => [])).toEqual(['demo', 'broken']);
+    expect(await columnTexts(summary, 'Requests')).toEqual(['3', '2']);
+    expect(await columnTexts(summary, 'Failed')).toEqual(['0', '2']);
+    await console.screenshot('spend-by-model');
     expectNoProblems(console);
   });
 
