@@ -1,8 +1,9 @@
 /**
- * One browser-suite file's world: a real gateway (in this process, SQLite + in-memory store) serving the
- * built console at /ui, and one headless Chromium. Each test opens its own browser context (its own
- * sessionStorage) through `openConsole`, which records every request the page makes and every console
- * error, and saves screenshots under test-results/console.
+ * One browser-suite file's world: a real gateway (in this process; SQLite + in-memory store unless the
+ * file asks for PostgreSQL + Redis) serving the run's console build at /ui, and one headless Chromium.
+ * Each test opens its own browser context (its own sessionStorage) through `openConsole`, which records
+ * every request the page makes and every console error, and saves screenshots under
+ * test-results/console.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,8 +15,8 @@ import { startTestGateway, type TestGateway } from '../../support/start-gateway.
 import { chromiumPath } from './global-setup.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-export const SCREENSHOT_DIR = join(root, 'test-results', 'console');
-export const DOCS_SCREENSHOT_DIR = join(root, 'docs', 'console');
+const SCREENSHOT_DIR = join(root, 'test-results', 'console');
+const DOCS_SCREENSHOT_DIR = join(root, 'docs', 'console');
 /** A laptop screen: the console must work at this size, and the curated screenshots are taken at it. */
 export const VIEWPORT = { width: 1366, height: 850 };
 const DOCS_MAX_HEIGHT = 1700;
@@ -25,7 +26,6 @@ export interface HarnessOptions {
   backend?: () => Backend;
   /** The gateway's model_list YAML (default: the `demo` group on the fake provider). */
   yaml?: string;
-  generalSettings?: string;
   clock?: Clock;
 }
 
@@ -43,7 +43,6 @@ export async function startConsoleHarness(options: HarnessOptions = {}): Promise
   const gateway = await startTestGateway({
     backend,
     ...(options.yaml ? { yaml: options.yaml } : {}),
-    ...(options.generalSettings ? { generalSettings: options.generalSettings } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     consoleDistDir: inject('consoleDistDir'),
   });
