@@ -45,7 +45,7 @@ router_settings:
 
 export interface SeededWorld {
   /** The key whose call waits for approval in the inbox. */
-  pendingApproval: { tool: string; text: string };
+  pendingApproval: { text: string };
   close(): Promise<void>;
 }
 
@@ -201,7 +201,7 @@ async function seedMcp(
   const text = 'Refund order 4411 (EUR 129.00)';
   await client.callTool({ name: 'tickets.echo', arguments: { text } }).catch(() => undefined);
   await client.callTool({ name: 'tickets.add', arguments: { a: 2, b: 40 } }).catch(() => undefined);
-  return { pendingApproval: { tool: 'echo', text }, close: () => client.close() };
+  return { pendingApproval: { text }, close: () => client.close() };
 }
 
 function sdk(gateway: TestGateway, key: string): OpenAI {
