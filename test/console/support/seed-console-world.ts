@@ -44,7 +44,7 @@ router_settings:
 `;
 
 export interface SeededWorld {
-  /** The key whose call waits for approval in the inbox. */
+  /** The call waiting in the approval inbox (the text of its arguments). */
   pendingApproval: { text: string };
   close(): Promise<void>;
 }
