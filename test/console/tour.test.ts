@@ -14,6 +14,7 @@ import {
 } from './support/console-harness.ts';
 import {
   cardNumber,
+  columnTexts,
   expectNoProblems,
   horizontalOverflow,
   statCard,
@@ -216,6 +217,22 @@ describe('a tour of the console', () => {
     await page.reload();
     expect(page.url()).toMatch(/[?&]window=1h\b/);
     await expect.poll(() => page.getByLabel('Time window').inputValue()).toBe('1h');
+    expectNoProblems(console);
+  });
+
+  it('"Load more" appends the next page of spend records, newest first throughout', async () => {
+    const console = await harness.openConsole('tour');
+    const page = console.page;
+    await console.openSignedIn(harness.masterKey, '/ui/spend');
+    const records = page.getByRole('table', { name: 'Spend records', exact: true });
+    const rows = records.getByRole('row').filter({ has: page.getByRole('cell') });
+    await rows.first().waitFor();
+    const firstPage = await rows.count();
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await expect.poll(() => rows.count()).toBeGreaterThan(firstPage);
+    const times = (await columnTexts(records, 'Time')).map((text) => Date.parse(text));
+    expect(times.every(Number.isFinite)).toBe(true);
+    expect(times.every((time, index) => index === 0 || time <= times[index - 1]!)).toBe(true);
     expectNoProblems(console);
   });
 
