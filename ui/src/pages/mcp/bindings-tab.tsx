@@ -1,5 +1,4 @@
 /** MCP bindings: which organization, team or key sees which server's tools; list, create, delete. */
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
@@ -7,7 +6,6 @@ import { type Column, DataTable } from '../../components/data-table.tsx';
 import { Field, fieldErrors } from '../../components/field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
-import { useReturnFocus } from '../../components/use-return-focus.ts';
 import {
   FormActions,
   FormHeading,
@@ -17,7 +15,8 @@ import {
   scopeLabel,
   useCreateAndClose,
 } from './access-fields.tsx';
-import type { ListAnswer, McpBinding } from './mcp-types.ts';
+import type { McpBinding } from './mcp-types.ts';
+import { useAccessList } from './use-access-list.ts';
 import { useServers } from './use-servers.ts';
 
 const FIELDS = ['server_id', 'scope_type', 'scope_id', 'enabled', 'tool_allowlist'] as const;
@@ -122,19 +121,11 @@ function BindingForm(props: { onDone: () => void }) {
 }
 
 export function BindingsTab() {
-  const { api } = useSession();
-  const queryClient = useQueryClient();
   const { keyOf } = useServers();
-  const [creating, setCreating] = useState(false);
-  const newButton = useReturnFocus(creating);
-  const query = useQuery({
-    queryKey: ['mcp', 'bindings'],
-    queryFn: () => api.get<ListAnswer<McpBinding>>('/mcp-bindings', { limit: 500 }),
-  });
-  const remove = useMutation({
-    mutationFn: (binding: McpBinding) =>
-      api.delete(`/mcp-bindings/${encodeURIComponent(binding.binding_id)}`),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['mcp'] }),
+  const { query, remove, creating, setCreating, newButton } = useAccessList<McpBinding>({
+    name: 'bindings',
+    path: '/mcp-bindings',
+    idOf: (binding) => binding.binding_id,
   });
   return (
     <section aria-labelledby="bindings-title">

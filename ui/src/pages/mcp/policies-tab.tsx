@@ -1,15 +1,12 @@
 /** MCP tool policies: how a tool may be called, per scope or server-wide; list, create, delete. */
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
-import { useSession } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { formatCount } from '../../components/format.ts';
 import { EmptyState, ErrorNotice, QueryState } from '../../components/query-state.tsx';
-import { useReturnFocus } from '../../components/use-return-focus.ts';
 import { scopeLabel } from './access-fields.tsx';
-import type { ListAnswer, McpPolicy } from './mcp-types.ts';
+import type { McpPolicy } from './mcp-types.ts';
 import { PolicyForm } from './policy-form.tsx';
+import { useAccessList } from './use-access-list.ts';
 import { useServers } from './use-servers.ts';
 
 export function PoliciesTable(props: {
@@ -57,19 +54,11 @@ export function PoliciesTable(props: {
 }
 
 export function PoliciesTab() {
-  const { api } = useSession();
-  const queryClient = useQueryClient();
   const { keyOf } = useServers();
-  const [creating, setCreating] = useState(false);
-  const newButton = useReturnFocus(creating);
-  const query = useQuery({
-    queryKey: ['mcp', 'policies'],
-    queryFn: () => api.get<ListAnswer<McpPolicy>>('/mcp-tool-policies', { limit: 500 }),
-  });
-  const remove = useMutation({
-    mutationFn: (policy: McpPolicy) =>
-      api.delete(`/mcp-tool-policies/${encodeURIComponent(policy.policy_id)}`),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['mcp'] }),
+  const { query, remove, creating, setCreating, newButton } = useAccessList<McpPolicy>({
+    name: 'policies',
+    path: '/mcp-tool-policies',
+    idOf: (policy) => policy.policy_id,
   });
   return (
     <section aria-labelledby="policies-title">
