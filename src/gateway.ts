@@ -4,12 +4,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ConsoleOverview } from './accounting/console-overview.ts';
-import { createSpendAccounting, type SpendAccountingParts } from './accounting/spend-accounting.ts';
+import { createSpendAccounting } from './accounting/spend-accounting.ts';
 import { SpendQueries } from './accounting/spend-queries.ts';
 import { type BatchFiles, createBatchFiles } from './batch/batch-files.ts';
 import type { BatchWorker } from './batch/batch-worker.ts';
 import { startBatchWorker } from './batch/start-batch-worker.ts';
 import type { Config } from './config/config.ts';
+import { readinessProbes, requiredChecks } from './gateway-readiness.ts';
 import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
 import { createKeyHasher } from './identity/api-key-secret.ts';
@@ -33,7 +34,7 @@ import { startTierPolicies, type TierPolicies } from './limits/tier-policies.ts'
 import { createMcpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
-import { Readiness, type ReadinessProbe } from './observability/readiness.ts';
+import { Readiness } from './observability/readiness.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
 import { ModalityPipeline } from './proxy/modality-pipeline.ts';
@@ -383,28 +384,4 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await database.close();
     },
   };
-}
-
-function readinessProbes(
-  database: Database,
-  store: SharedStore,
-  spend: SpendAccountingParts,
-): ReadinessProbe[] {
-  const probes: ReadinessProbe[] = [
-    { name: 'database', check: () => database.ping() },
-    // The request path and the admin path share one pool here; both names are reported as the spec asks.
-    { name: 'foreground_database', check: () => database.ping() },
-  ];
-  if (store.kind === 'redis') probes.push({ name: 'redis', check: () => store.ping() });
-  probes.push(...spend.probes);
-  return probes;
-}
-
-function requiredChecks(config: Config): string[] {
-  const checks = ['database', 'foreground_database'];
-  if (config.general_settings.redis_url) checks.push('redis');
-  // Outbox mode promises durable spend: readiness needs its database and a live settlement worker.
-  if (config.general_settings.spend_ingestion_mode === 'outbox')
-    checks.push('telemetry_database', 'telemetry_worker_database');
-  return checks;
 }

@@ -12,8 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { budgetWindow } from '../canonical/budget-window.ts';
 import type { Caller } from '../canonical/caller.ts';
-import { ErrorType } from '../lib/error-catalogue.ts';
-import { GatewayError } from '../lib/gateway-error.ts';
+import type { GatewayError } from '../lib/gateway-error.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import {
@@ -32,11 +31,12 @@ import {
   type ReachedBudget,
   softBudgetsReached,
 } from './budget-checks.ts';
-import { type PlannedCheck, planChecks, scopeLabels } from './limit-checks.ts';
+import { type PlannedCheck, planChecks } from './limit-checks.ts';
 import { type PlannedOutput, planOutputChecks } from './output-checks.ts';
 import { OutputEpochSeen } from './output-epoch.ts';
 import { outputRefusalError, sendGoverned } from './output-errors.ts';
 import { OutputRecorder } from './output-recorder.ts';
+import { parallelLimitError, rateLimitError, storeUnavailable } from './rate-limit-errors.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
 import type { RejectionCounter } from './rejection-counter.ts';
 import type { TierPolicySource } from './tier-policies.ts';
@@ -101,16 +101,6 @@ export interface CallerAdmissionOptions {
   /** Counts refusals for the console (on the refusal path only). */
   rejections?: Pick<RejectionCounter, 'record'>;
 }
-
-const dimensionNames: Record<string, string> = {
-  rpm: 'requests per minute',
-  tpm: 'tokens per minute',
-  rph: 'requests per hour',
-  rpd: 'requests per day',
-  tpd: 'tokens per day',
-  model_rpm: 'requests per minute for this model',
-  model_tpm: 'tokens per minute for this model',
-};
 
 /** The metric event of each output refusal: 429, 503 output_tpm_usage_unknown, 503 output_tpm_unavailable. */
 const refusalEvents = { exceeded: 'denied', unknown: 'unknown_usage', unavailable: 'unavailable' } as const;
@@ -327,30 +317,14 @@ export class CallerAdmission {
     count('rate_limit');
     if (!failed) {
       this.options.metrics.rateLimitDecisions.inc('key', 'parallel', 'rejected');
-      return new GatewayError({
-        status: 429,
-        type: ErrorType.rateLimit,
-        code: 'key_max_parallel_requests_exceeded',
-        param: 'key_max_parallel_requests',
-        message: `The API key already has ${response.count} of ${slotLimit} allowed requests in flight (key_max_parallel_requests). Wait for one to finish.`,
-        retryAfter: 1,
-        headers: rateLimitHeaders([], planned),
-      });
+      return parallelLimitError(response.count, slotLimit, rateLimitHeaders([], planned));
     }
     this.options.metrics.rateLimitDecisions.inc(failed.scope, failed.dimension, 'rejected');
     const headers = rateLimitHeaders(
       [{ planned: failed, count: response.count, reset: response.reset }],
       planned,
     );
-    return new GatewayError({
-      status: 429,
-      type: ErrorType.rateLimit,
-      code: `${failed.name}_exceeded`,
-      param: failed.name,
-      message: `Rate limit reached for the ${scopeLabels[failed.scope]}: ${failed.check.limit} ${dimensionNames[failed.dimension]} (${failed.name}). Retry after ${retryAfter} s.`,
-      retryAfter,
-      headers,
-    });
+    return rateLimitError(failed, retryAfter, headers);
   }
 
   /** Logs a soft budget reached once per scope and window in this process. */
@@ -388,15 +362,4 @@ const emptyTicket: AdmissionTicket = Object.freeze({
 
 function hasModelLimits(caller: Caller): boolean {
   return caller.scopes.some((scope) => scope.limits.model_rpm_limit || scope.limits.model_tpm_limit);
-}
-
-function storeUnavailable(): GatewayError {
-  return new GatewayError({
-    status: 503,
-    type: ErrorType.unavailable,
-    code: 'shared_store_unavailable',
-    message:
-      'Rate limits cannot be checked because the shared store is unreachable (redis_degraded_mode: fail_closed). Retry shortly.',
-    retryAfter: 1,
-  });
 }
