@@ -82,6 +82,30 @@ describe('the console served at /ui', () => {
     expect(await response.text()).not.toContain('<html');
   });
 
+  it('never serves a file outside the built assets: traversal, NUL bytes and over-long names are refused', async () => {
+    const secretish = readFileSync(join(CONSOLE_DIST, '../../package.json'), 'utf8');
+    const hostile = [
+      '/ui/assets/..%2f..%2f..%2fpackage.json',
+      '/ui/assets/%2e%2e/%2e%2e/%2e%2e/package.json',
+      '/ui/assets/..%5c..%5c..%5cpackage.json',
+      '/ui/assets/%2e%2e%2f%2e%2e%2findex.html',
+      `/ui/assets/${script}%00.txt`,
+      `/ui/assets/${'a'.repeat(5_000)}.js`,
+    ];
+    for (const path of hostile) {
+      const response = await get(path);
+      expect(response.status, path).toBeGreaterThanOrEqual(400);
+      expect(response.status, path).toBeLessThan(500);
+      const body = await response.text();
+      expect(body, path).not.toContain(secretish.slice(0, 40));
+      expect(body, path).not.toContain('<html');
+    }
+    // A page path with the same tricks is only ever the app's index, never a file from disk.
+    const page = await get('/ui/..%2f..%2fpackage.json');
+    expect([200, 404]).toContain(page.status);
+    expect(await page.text()).not.toContain(secretish.slice(0, 40));
+  });
+
   it('answers HEAD for pages and assets', async () => {
     const page = await get('/ui/models', { method: 'HEAD' });
     expect(page.status).toBe(200);
