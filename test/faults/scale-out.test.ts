@@ -11,7 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
 import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
-import { callTool } from '../support/mcp-fixtures.ts';
+import { callTool, rpc } from '../support/mcp-fixtures.ts';
 import { PrivateRedis } from '../support/private-redis.ts';
 import { realBackendsAvailable } from '../support/test-env.ts';
 import { recordScenario } from './support/fault-report.ts';
@@ -167,20 +167,30 @@ describe('three replicas behind HAProxy', () => {
         0,
       );
       const { key, keyId } = await createKey({}, 0);
-      await cluster.adminOk(
-        'POST',
-        '/ui/api/mcp-bindings',
-        { server_id: server.server_id, scope_type: 'api_key', scope_id: keyId },
-        1,
-      );
+      // The policy is made before the binding, so any catalogue a replica loads that has the binding has
+      // the policy too: once the tool is visible on A, the call there must wait for approval.
       await cluster.adminOk(
         'POST',
         '/ui/api/mcp-tool-policies',
         { server_id: server.server_id, tool_name: 'echo', require_approval: 'manual' },
         2,
       );
-      // Set-up is spread over the replicas too: each admin change must reach the others.
+      await cluster.adminOk(
+        'POST',
+        '/ui/api/mcp-bindings',
+        { server_id: server.server_id, scope_type: 'api_key', scope_id: keyId },
+        1,
+      );
+      // Set-up is spread over the replicas too: each admin change reaches the others through the shared
+      // store, asynchronously (docs/mcp.md), so A is asked with tools/list, which runs nothing, until it
+      // lists the tool.
       const [a, , c] = cluster.replicas.map((replica) => replica.baseUrl) as [string, string, string];
+      const [listedOnA, listedOnC] = await Promise.all(
+        [a, c].map((baseUrl) => untilToolListed(baseUrl, key, 'ops.echo', 10_000)),
+      );
+      console.info(
+        `the binding made via B was listed via A after ${listedOnA} ms, via C after ${listedOnC} ms`,
+      );
       const pending = await callTool(a, key, 'ops.echo', { text: 'across replicas' });
       expect(pending.error).toMatchObject({
         code: -32008,
@@ -300,3 +310,15 @@ describe('three replicas behind HAProxy', () => {
     });
   });
 });
+
+/** Polls tools/list on one replica until it lists `name`; how long that took (whole ms), or throws at the limit. */
+async function untilToolListed(baseUrl: string, key: string, name: string, limitMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    const listed = await rpc(baseUrl, key, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const tools = (listed.body?.result?.tools ?? []) as Array<{ name: string }>;
+    if (tools.some((tool) => tool.name === name)) return Math.round(performance.now() - started);
+    await delay(20);
+  }
+  throw new Error(`${baseUrl} did not list ${name} within ${limitMs} ms`);
+}
