@@ -48,6 +48,9 @@ export class HostileUpstream {
   /** Endless and oversize modes stop writing after this many bytes. */
   capBytes = 96 * 1024 * 1024;
   readonly exchanges: HostileExchange[] = [];
+  /** Most answers flooding at once (endless-line without drip, oversize) since `resetPeakFlooding()`. */
+  peakFlooding = 0;
+  private flooding = 0;
   private readonly server: Server;
   private readonly open = new Set<ServerResponse>();
 
@@ -64,6 +67,21 @@ export class HostileUpstream {
   /** Base URL for `provider: openai`. */
   get baseUrl(): string {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+
+  resetPeakFlooding(): void {
+    this.peakFlooding = this.flooding;
+  }
+
+  /** Counts an answer that writes as fast as the gateway reads, for as long as `flood` runs. */
+  async flood(write: () => Promise<void>): Promise<void> {
+    this.flooding += 1;
+    this.peakFlooding = Math.max(this.peakFlooding, this.flooding);
+    try {
+      await write();
+    } finally {
+      this.flooding -= 1;
+    }
   }
 
   /** Answers still open (hung or endless ones the gateway has not hung up on). */
@@ -193,9 +211,11 @@ class Writer {
     if (!this.gone) this.response.writeHead(status, { 'content-type': contentType });
   }
 
-  private async fill(piece: string, total: number): Promise<void> {
+  private fill(piece: string, total: number): Promise<void> {
     const buffer = Buffer.from(piece);
-    while (!this.gone && this.exchange.bytes < total) await this.write(buffer);
+    return this.upstream.flood(async () => {
+      while (!this.gone && this.exchange.bytes < total) await this.write(buffer);
+    });
   }
 
   /** 1 KiB without a newline every `dripMs`, never silent long enough for an idle timeout. */
