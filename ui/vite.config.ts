@@ -14,7 +14,6 @@ export default defineConfig({
     emptyOutDir: true,
     // No source maps in the served build: they would double the download and expose nothing useful.
     sourcemap: false,
-    chunkSizeWarningLimit: 900,
   },
   server: {
     // `npm run dev:ui`: the console on :5173 with its API calls proxied to a gateway on :4000.

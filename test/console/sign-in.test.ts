@@ -1,7 +1,7 @@
 /**
  * Flow 1, signing in (issue 17): a wrong key is refused under the "Admin key" field and nothing is kept;
  * the master key opens the console, survives a reload (sessionStorage), and "Sign out" forgets it; the
- * key never appears in a URL the browser requested.
+ * key never appears in a URL the browser requested; the sections' code is fetched only after signing in.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsoleHarness, startConsoleHarness } from './support/console-harness.ts';
@@ -29,6 +29,10 @@ describe('console sign-in', () => {
     expect(headers['cache-control']).toBe('no-cache');
     const keyField = console.page.getByLabel('Admin key');
     await console.documentationScreenshot('sign-in');
+    // Sections are fetched on first use: sign-in has not downloaded the Overview or the chart library.
+    const sectionChunks = () =>
+      console.requestedUrls.filter((url) => /\/assets\/(overview-page|charts)-[^/]*\.js$/.test(url));
+    expect(sectionChunks()).toEqual([]);
 
     await keyField.fill('sk-not-a-key-of-this-gateway');
     await console.page.getByRole('button', { name: 'Sign in' }).click();
@@ -45,6 +49,7 @@ describe('console sign-in', () => {
     expect((await sessionAnswer).headers()['cache-control']).toBe('no-store');
     await expect.poll(() => console.page.getByTestId('actor').innerText()).toMatch(/master/i);
     expect(await storedValues(console)).toEqual([harness.masterKey]);
+    expect(sectionChunks().length, 'the Overview and its charts were fetched after signing in').toBe(2);
     await console.screenshot('overview');
 
     await console.page.reload();

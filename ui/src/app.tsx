@@ -1,16 +1,23 @@
 /** The console: sign-in until a key is accepted, then the sections under the shell. */
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, useCallback, useEffect, useState } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
 import { SessionProvider, storedKey, useOptionalSession, useSignIn } from './auth/session.tsx';
 import { SignInPage } from './auth/sign-in-page.tsx';
 import { Loading } from './components/query-state.tsx';
 import { Shell } from './layout/shell.tsx';
-import { IdentitiesPage } from './pages/identities-page.tsx';
-import { McpPage } from './pages/mcp-page.tsx';
-import { ModelsPage } from './pages/models-page.tsx';
-import { OverviewPage } from './pages/overview-page.tsx';
-import { SpendPage } from './pages/spend-page.tsx';
+
+// Each section is its own chunk, fetched when first opened: sign-in and the pages without charts do not
+// wait for the chart library, and a page's code is downloaded once (hashed names, cached for a year).
+const OverviewPage = lazy(() =>
+  import('./pages/overview-page.tsx').then((m) => ({ default: m.OverviewPage })),
+);
+const ModelsPage = lazy(() => import('./pages/models-page.tsx').then((m) => ({ default: m.ModelsPage })));
+const IdentitiesPage = lazy(() =>
+  import('./pages/identities-page.tsx').then((m) => ({ default: m.IdentitiesPage })),
+);
+const McpPage = lazy(() => import('./pages/mcp-page.tsx').then((m) => ({ default: m.McpPage })));
+const SpendPage = lazy(() => import('./pages/spend-page.tsx').then((m) => ({ default: m.SpendPage })));
 
 export function createQueryClient(): QueryClient {
   return new QueryClient({

@@ -1,6 +1,8 @@
 /** The signed-in frame: a skip link, the navigation, who is signed in, and the page. */
+import { Suspense } from 'react';
 import { NavLink, Outlet } from 'react-router';
 import { actorLabel, useSession } from '../auth/session.tsx';
+import { Loading } from '../components/query-state.tsx';
 
 export const sections = [
   { to: '/', label: 'Overview', end: true },
@@ -38,7 +40,10 @@ export function Shell() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <Outlet />
+        {/* Pages are loaded on first use (app.tsx); the frame stays while one arrives. */}
+        <Suspense fallback={<Loading what="the page" />}>
+          <Outlet />
+        </Suspense>
       </main>
     </div>
   );
