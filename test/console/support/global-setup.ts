@@ -67,6 +67,9 @@ function buildConsole(): string {
   execFileSync('npm', ['run', 'build:ui', '--silent', '--', '--outDir', distDir, '--logLevel', 'warn'], {
     cwd: root,
     stdio: 'inherit',
+    // Vitest sets NODE_ENV=test, which would make this a development build of React: the suite tests
+    // the production build that `npm ci` makes and the gateway ships.
+    env: { ...process.env, NODE_ENV: 'production' },
   });
   if (!existsSync(join(distDir, 'index.html')))
     throw new Error(`the console build left no ${distDir}/index.html`);
