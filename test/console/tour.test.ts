@@ -1,8 +1,9 @@
 /**
  * Flow 9, the accessibility smoke (issue 17), on a gateway with a day of seeded traffic: every page of
- * the console, and the form its primary button opens, has a name for every input; Tab from the top of
- * the page reaches that button; no page logs an error. The same visit takes the documentation's
- * screenshots (docs/console/*.png, rewritten only with UPDATE_CONSOLE_SCREENSHOTS=1).
+ * the console, and the form its primary button opens, has a name for every input and its text at WCAG AA
+ * contrast (support/text-contrast.ts); Tab from the top of the page reaches that button; no page logs an
+ * error. The same visit takes the documentation's screenshots (docs/console/*.png, rewritten only with
+ * UPDATE_CONSOLE_SCREENSHOTS=1).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
@@ -24,6 +25,7 @@ import {
 } from './support/page-queries.ts';
 import { type SeededWorld, seedConsoleWorld, tourModels } from './support/seed-console-world.ts';
 import { ShiftedClock } from './support/shifted-clock.ts';
+import { lowContrastText } from './support/text-contrast.ts';
 
 const SMALL_LAPTOP = { width: 1280, height: 720 };
 
@@ -155,7 +157,7 @@ describe('a tour of the console', () => {
   });
 
   it.each(stops)(
-    '$name: labelled inputs, named buttons and links, the primary control reachable by Tab, no console errors',
+    '$name: labelled inputs, named buttons and links, AA text contrast, the primary control reachable by Tab, no console errors',
     async (stop) => {
       const console = await harness.openConsole('tour');
       await console.openSignedIn(harness.masterKey, stop.path);
@@ -166,6 +168,7 @@ describe('a tour of the console', () => {
 
       expect(await unlabelledControls(console.page)).toEqual([]);
       expect(await unnamedButtonsAndLinks(console.page)).toEqual([]);
+      expect(await lowContrastText(console.page), 'text below WCAG AA contrast').toEqual([]);
       const primary = console.page
         .getByRole(stop.primary.role, { name: stop.primary.name, exact: true })
         .first();
@@ -183,20 +186,39 @@ describe('a tour of the console', () => {
         await console.page.keyboard.press('Enter');
         await console.page.locator('form').last().waitFor();
         expect(await unlabelledControls(console.page)).toEqual([]);
+        expect(await lowContrastText(console.page), 'text below WCAG AA contrast').toEqual([]);
         await console.screenshot(`${stop.name}-form`);
       }
       expectNoProblems(console);
     },
   );
 
-  it('sign-in: the key field is labelled, Tab reaches "Sign in", no console errors', async () => {
+  it('sign-in: the key field is labelled, AA text contrast, Tab reaches "Sign in", no console errors', async () => {
     const console = await harness.openConsole('tour');
     await console.goto('/ui/');
     const signIn = console.page.getByRole('button', { name: 'Sign in', exact: true });
     await signIn.waitFor();
     expect(await unlabelledControls(console.page)).toEqual([]);
+    expect(await lowContrastText(console.page), 'text below WCAG AA contrast').toEqual([]);
     expect(await tabReaches(console.page, signIn)).toBe(true);
     expectNoProblems(console);
+  });
+
+  it('the contrast check flags text below AA and passes what AA allows', async () => {
+    const console = await harness.openConsole('tour');
+    await console.page.setContent(`
+      <p style="color:#777777">grey on white, 4.48:1</p>
+      <p style="color:#767676">grey on white, 4.54:1</p>
+      <p style="color:#949494;font-size:24px">large grey, 3.03:1</p>
+      <div style="background:#1f5fbf"><span style="color:#ffffff">white on blue</span></div>
+      <div style="background:rgba(0,0,0,0.1)"><span style="color:#6b6b6b">grey on a tinted box</span></div>
+      <svg><text x="0" y="10" fill="#aaaaaa">chart label</text></svg>
+      <button disabled style="color:#dddddd">inactive control</button>`);
+    expect(await lowContrastText(console.page)).toEqual([
+      'p "grey on white, 4.48:1": 4.48:1, needs 4.5:1',
+      'span "grey on a tinted box": 4.25:1, needs 4.5:1',
+      'text "chart label": 2.32:1, needs 4.5:1',
+    ]);
   });
 
   it('the Overview\'s "Time window" narrows the figures and is kept in the address', async () => {

@@ -16,6 +16,9 @@ export const chartColors = {
   teal: '#0f6e74',
 } as const;
 
+/** Axis ticks and the unit under the x axis: the pages' muted text colour (7.8:1 on white, WCAG AA for text). */
+const AXIS_TEXT = '#4a5360';
+
 /** Dash patterns, so lines read apart without colour (e.g. p50 solid, p99 dashed). */
 export const dashes = { solid: undefined, dashed: '6 4', dotted: '2 3' } as const;
 
@@ -142,15 +145,17 @@ function chartAxes<T extends object>(props: ChartFigureProps<T>) {
       dataKey={props.xKey as string}
       tickFormatter={xFormat}
       minTickGap={24}
-      tick={{ fontSize: 12 }}
+      tick={{ fontSize: 12, fill: AXIS_TEXT }}
       height={xUnit ? 44 : 30}
-      label={xUnit ? { value: xUnit, position: 'insideBottomRight', fontSize: 12 } : undefined}
+      label={
+        xUnit ? { value: xUnit, position: 'insideBottomRight', fontSize: 12, fill: AXIS_TEXT } : undefined
+      }
     />,
     <YAxis
       key="y"
       tickFormatter={yFormat ? (value: number) => yFormat(value) : undefined}
       width={72}
-      tick={{ fontSize: 12 }}
+      tick={{ fontSize: 12, fill: AXIS_TEXT }}
     />,
     <Tooltip
       key="tooltip"
