@@ -1,11 +1,12 @@
 /**
  * Flow 7 (issue 17): an organization administrator signed in with their own key sees only their
  * organization's keys and teams, an Overview that counts their organization's requests only (and says
- * so), and no MCP server writes (the admin API would refuse them: docs/api.md, admin scope).
+ * so), an MCP server's bindings of their organization only, and no MCP server writes (the admin API
+ * would refuse them: docs/api.md, admin scope).
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOk, createKey, registerServer } from '../support/mcp-fixtures.ts';
+import { adminOk, bind, createKey, registerServer } from '../support/mcp-fixtures.ts';
 import { type ConsoleHarness, startConsoleHarness } from './support/console-harness.ts';
 import { cardNumber, expectNoProblems, statCard, table } from './support/page-queries.ts';
 
@@ -44,18 +45,21 @@ describe('an organization administrator in the console', () => {
       organization_id: 'org-acme',
     });
     orgAdminKey = (await createKey(gateway, { user_id: 'ada', key_name: 'ada-admin' })).key;
-    await registerServer(gateway, {
+    const wiki = await registerServer(gateway, {
       server_key: 'wiki',
       name: 'Company wiki',
       base_url: 'http://127.0.0.1:9/mcp',
       enabled: false,
     });
+    // Each organization's team may use the wiki: the server page must show Acme's binding only.
+    for (const org of ['org-acme', 'org-globex'])
+      await bind(gateway, { server_id: wiki.server_id, scope_type: 'team', scope_id: `${org}-team` });
   });
   afterAll(async () => {
     await harness?.close();
   });
 
-  it('sees only organization A’s keys, teams and requests, the organization-only note, and no MCP server writes', async () => {
+  it('sees only organization A’s keys, teams, requests and MCP bindings, the organization-only note, and no MCP server writes', async () => {
     const console = await harness.openConsole('org-admin');
     const page = console.page;
     await console.openSignedIn(orgAdminKey);
@@ -97,6 +101,9 @@ describe('an organization administrator in the console', () => {
     await page.getByRole('heading', { name: 'Company wiki' }).waitFor();
     for (const write of ['Refresh tools', 'Edit', 'Delete'])
       expect(await page.getByRole('button', { name: write, exact: true }).count(), write).toBe(0);
+    const bindings = table(page, 'Bindings of Company wiki');
+    await bindings.getByText(/org-acme-team/).waitFor();
+    expect(await bindings.getByText(/org-globex-team/).count()).toBe(0);
     await console.screenshot('mcp-server-detail');
     expectNoProblems(console);
   });

@@ -161,6 +161,53 @@ describe.each(await availableBackends())('the admin authorization matrix on %s',
     }
   });
 
+  it("shows an organization administrator an MCP server's bindings and policies of its organization and the server-wide defaults, never another's", async () => {
+    const { server_id } = await registerServer(gateway, {
+      server_key: 'matrix-view',
+      base_url: upstream.url,
+    });
+    for (const team of ['team-a', 'team-b']) {
+      await bind(gateway, { server_id, scope_type: 'team', scope_id: team });
+      await setPolicy(gateway, {
+        server_id,
+        tool_name: 'echo',
+        scope_type: 'team',
+        scope_id: team,
+        max_rpm: 5,
+      });
+    }
+    await setPolicy(gateway, { server_id, tool_name: '*', require_approval: 'manual' });
+    const scopes = async (actor: Actor) => {
+      const response = await fetch(
+        `${gateway.baseUrl}/ui/api/mcp-servers/${server_id}?organization_id=org-b`,
+        {
+          headers: {
+            authorization: `Bearer ${actor === 'master' ? gateway.masterKey : keys[actor as 'orgAdmin']}`,
+          },
+        },
+      );
+      expect(response.status).toBe(200);
+      const detail = (await response.json()) as any;
+      const scope = (item: { scope_type: string | null; scope_id: string | null }) =>
+        item.scope_type === null ? 'server-wide' : `${item.scope_type}:${item.scope_id}`;
+      return { bindings: detail.bindings.map(scope).sort(), policies: detail.policies.map(scope).sort() };
+    };
+    // Organization A's administrator asks for B's part: the gateway narrows it to A's anyway.
+    expect(await scopes('orgAdmin')).toEqual({
+      bindings: ['team:team-a'],
+      policies: ['server-wide', 'team:team-a'],
+    });
+    expect(await scopes('otherOrgAdmin')).toEqual({
+      bindings: ['team:team-b'],
+      policies: ['server-wide', 'team:team-b'],
+    });
+    // The master key may narrow the view with the same filter.
+    expect(await scopes('master')).toEqual({
+      bindings: ['team:team-b'],
+      policies: ['server-wide', 'team:team-b'],
+    });
+  });
+
   it('lets each actor do exactly what its role allows on every route', async () => {
     const found = await routes();
     expect(found.length).toBeGreaterThanOrEqual(30);

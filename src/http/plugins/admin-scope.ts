@@ -109,7 +109,8 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
   'DELETE /ui/api/keys/:key_id': owned(({ params }) => [thing('key', params.key_id)], true),
   'GET /ui/api/audit': list,
   'GET /ui/api/mcp-servers': { kind: 'open' },
-  'GET /ui/api/mcp-servers/:server_id': { kind: 'open' },
+  // The server is open to every administrator; its bindings and policies are narrowed like their lists.
+  'GET /ui/api/mcp-servers/:server_id': list,
   'POST /ui/api/mcp-servers': proxy,
   'PATCH /ui/api/mcp-servers/:server_id': proxy,
   'DELETE /ui/api/mcp-servers/:server_id': proxy,

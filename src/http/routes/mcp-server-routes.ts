@@ -79,12 +79,15 @@ export function registerMcpServerRoutes(app: App, deps: Pick<AppDependencies, 'm
       onRequest,
       schema: {
         ...common,
-        summary: 'One MCP server with its stored tools, bindings and policies.',
+        summary:
+          'One MCP server with its stored tools, bindings and policies (organization administrators: those of their organization, and the server-wide defaults).',
         params,
+        querystring: Type.Object({ organization_id: Type.Optional(PathId) }),
         response: { 200: McpServerDetailView, ...errorResponses },
       },
     },
-    async (request) => forActor(request, await servers.detail(request.params.server_id)),
+    async (request) =>
+      forActor(request, await servers.detail(request.params.server_id, request.query.organization_id)),
   );
 
   app.patch(

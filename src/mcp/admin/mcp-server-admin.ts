@@ -169,22 +169,31 @@ export class McpServerAdmin {
     return serverView(record, tools.length);
   }
 
-  /** One server with its stored tools, bindings and policies. */
-  async detail(serverId: string) {
+  /**
+   * One server with its stored tools, bindings and policies. With `organizationId` (an organization
+   * administrator's view, or a filter) only the bindings and policies of scopes inside that organization,
+   * and the server-wide default policies, which belong to no organization and govern its callers too.
+   */
+  async detail(serverId: string, organizationId?: string) {
     const { db } = this.options;
     const record = await new McpServerRepository(db).get(serverId);
     if (!record) throw errors.notFound('MCP server', serverId);
     const all = { limit: 10_000, offset: 0 };
-    const [tools, bindings, policies] = await Promise.all([
+    const policyRepository = new McpToolPolicyRepository(db);
+    const [tools, bindings, policies, serverWide] = await Promise.all([
       new McpToolRepository(db).listByServer(serverId),
-      new McpBindingRepository(db).list(all, { serverId }),
-      new McpToolPolicyRepository(db).list(all, { serverId }),
+      new McpBindingRepository(db).list(all, { serverId, organizationId }),
+      policyRepository.list(all, { serverId, organizationId }),
+      organizationId === undefined
+        ? undefined
+        : policyRepository.list(all, { serverId, scopeType: 'server' }),
     ]);
+    const shownPolicies = serverWide ? [...serverWide.items, ...policies.items] : policies.items;
     return {
       ...serverView(record, tools.length),
       tools: tools.map((tool) => toolView(record.server_key, tool)),
       bindings: bindings.items.map(bindingView),
-      policies: policies.items.map(policyView),
+      policies: shownPolicies.map(policyView),
     };
   }
 
