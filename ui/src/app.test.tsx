@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { App } from './app.tsx';
 import { keyRecord, listOf } from './pages/identities/test-fixtures.ts';
 import type { KeyView, ListPage } from './pages/identities/types.ts';
-import { fakeGateway, type RecordedRequest } from './test-support/fake-gateway.ts';
+import { apiError, fakeGateway, type RecordedRequest } from './test-support/fake-gateway.ts';
 import { stubResizeObserver } from './test-support/render-console.tsx';
 
 const ALPHA_KEY = 'sk-alpha-master';
@@ -74,5 +74,51 @@ describe('App sessions', () => {
     expect(screen.queryByText('alpha-service')).toBeNull();
     const keyLists = gateway.to('/ui/api/keys').map(bearer);
     expect(keyLists).toEqual([ALPHA_KEY, BETA_KEY]);
+  });
+});
+
+describe('restoring the session kept in this tab', () => {
+  const STORED = 'switchboard.console.key';
+  beforeEach(() => {
+    stubResizeObserver();
+    window.history.replaceState(null, '', '/ui/identities/keys');
+    sessionStorage.setItem(STORED, ALPHA_KEY);
+  });
+  afterEach(() => {
+    sessionStorage.clear();
+    window.history.replaceState(null, '', '/');
+  });
+
+  it('keeps the key while the gateway cannot be reached, and Try again signs in once it answers', async () => {
+    const user = userEvent.setup();
+    const { gateway } = twoAdminsGateway();
+    let reachable = false;
+    const flaky = ((input: RequestInfo | URL, init?: RequestInit) =>
+      reachable
+        ? gateway.fetch(input, init)
+        : Promise.reject(new TypeError('Failed to fetch'))) as typeof fetch;
+    render(<App fetch={flaky} />);
+
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toMatch(/Your session could not be restored: The gateway could not be reached/);
+    expect(sessionStorage.getItem(STORED)).toBe(ALPHA_KEY);
+    reachable = true;
+    await user.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByTestId('actor')).toHaveProperty('textContent', 'Master key');
+  });
+
+  it('forgets a key the gateway refuses and shows sign-in', async () => {
+    const gateway = fakeGateway({ '/ui/api/session': () => apiError(401, 'Invalid API key.') });
+    render(<App fetch={gateway.fetch} />);
+    expect(await screen.findByLabelText('Admin key')).toBeTruthy();
+    expect(sessionStorage.getItem(STORED)).toBeNull();
+  });
+
+  it('"Sign in with another key" forgets the kept key while the gateway is unreachable', async () => {
+    const user = userEvent.setup();
+    render(<App fetch={(() => Promise.reject(new TypeError('Failed to fetch'))) as typeof fetch} />);
+    await user.click(await screen.findByRole('button', { name: 'Sign in with another key' }));
+    expect(await screen.findByLabelText('Admin key')).toBeTruthy();
+    expect(sessionStorage.getItem(STORED)).toBeNull();
   });
 });

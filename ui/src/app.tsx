@@ -2,9 +2,10 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { lazy, useCallback, useEffect, useState } from 'react';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
+import { ApiError } from './api/client.ts';
 import { SessionProvider, storedKey, useOptionalSession, useSignIn } from './auth/session.tsx';
 import { SignInPage } from './auth/sign-in-page.tsx';
-import { Loading } from './components/query-state.tsx';
+import { ErrorNotice, Loading } from './components/query-state.tsx';
 import { Shell } from './layout/shell.tsx';
 
 // Each section is its own chunk, fetched when first opened: sign-in and the pages without charts do not
@@ -47,20 +48,47 @@ export function App(props: { fetch?: typeof fetch }) {
   );
 }
 
-/** Restores a session kept in this tab (one check with the gateway), else shows sign-in. */
+/**
+ * Restores a session kept in this tab (one check with the gateway), else shows sign-in. Only a refused key
+ * (401, 403) is forgotten: a gateway that is restarting or unreachable keeps it, with a retry.
+ */
 function Gate() {
   const session = useOptionalSession();
   const signIn = useSignIn();
   const [restoring, setRestoring] = useState(() => storedKey() !== null);
-  useEffect(() => {
+  const [restoreError, setRestoreError] = useState<unknown>(null);
+  const restore = useCallback(() => {
     const key = storedKey();
     if (key === null) return;
+    setRestoring(true);
+    setRestoreError(null);
     signIn(key)
-      .catch(() => sessionStorage.clear())
+      .catch((error: unknown) => {
+        if (error instanceof ApiError && (error.status === 401 || error.status === 403))
+          sessionStorage.clear();
+        else setRestoreError(error);
+      })
       .finally(() => setRestoring(false));
   }, [signIn]);
-  if (session === null) return restoring ? <Loading what="your session" /> : <SignInPage />;
-  return <ConsoleRoutes />;
+  useEffect(restore, [restore]);
+  if (session !== null) return <ConsoleRoutes />;
+  if (restoring) return <Loading what="your session" />;
+  if (restoreError === null) return <SignInPage />;
+  return (
+    <main id="main" className="sign-in">
+      <ErrorNotice error={restoreError} title="Your session could not be restored" retry={restore} />
+      <button
+        type="button"
+        className="button-secondary"
+        onClick={() => {
+          sessionStorage.clear();
+          setRestoreError(null);
+        }}
+      >
+        Sign in with another key
+      </button>
+    </main>
+  );
 }
 
 export function ConsoleRoutes() {

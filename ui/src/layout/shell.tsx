@@ -1,8 +1,9 @@
 /** The signed-in frame: a skip link, the navigation, who is signed in, and the page. */
 import { Suspense } from 'react';
-import { NavLink, Outlet } from 'react-router';
+import { NavLink, Outlet, useLocation } from 'react-router';
 import { actorLabel, useSession } from '../auth/session.tsx';
 import { Loading } from '../components/query-state.tsx';
+import { PageErrorBoundary } from './page-error-boundary.tsx';
 
 export const sections = [
   { to: '/', label: 'Overview', end: true },
@@ -14,6 +15,7 @@ export const sections = [
 
 export function Shell() {
   const session = useSession();
+  const { pathname } = useLocation();
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -40,10 +42,12 @@ export function Shell() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {/* Pages are loaded on first use (app.tsx); the frame stays while one arrives. */}
-        <Suspense fallback={<Loading what="the page" />}>
-          <Outlet />
-        </Suspense>
+        {/* Pages are loaded on first use (app.tsx); the frame stays while one arrives, or fails to. */}
+        <PageErrorBoundary resetKey={pathname}>
+          <Suspense fallback={<Loading what="the page" />}>
+            <Outlet />
+          </Suspense>
+        </PageErrorBoundary>
       </main>
     </div>
   );
