@@ -292,6 +292,58 @@ describe('Overview page', () => {
     await waitFor(() => expect(gateway.to(OVERVIEW)).toHaveLength(2));
   });
 
+  it('leaves Refresh enabled and focused while the 30 s poll runs (a poll is not the operator’s action)', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    let release: () => void = () => {};
+    let calls = 0;
+    const gateway = fakeGateway({
+      [OVERVIEW]: () =>
+        ++calls === 1
+          ? busyAnswer()
+          : new Promise<OverviewAnswer>((resolve) => {
+              release = () => resolve(busyAnswer());
+            }),
+    });
+    renderConsole(<OverviewPage />, { fetch: gateway.fetch });
+    await screen.findByRole('region', { name: 'Requests' });
+    const refresh = screen.getByRole('button', { name: 'Refresh' }) as HTMLButtonElement;
+    refresh.focus();
+
+    act(() => vi.advanceTimersByTime(OVERVIEW_REFRESH_MS));
+    await waitFor(() => expect(gateway.to(OVERVIEW)).toHaveLength(2));
+    expect(refresh.disabled).toBe(false);
+    expect(refresh.getAttribute('aria-disabled')).toBeNull();
+    expect(refresh.textContent).toBe('Refresh');
+    expect(document.activeElement).toBe(refresh);
+    act(() => release());
+    expect(document.activeElement).toBe(refresh);
+  });
+
+  it('marks Refresh busy while the refresh the operator pressed runs, keeping the focus on it', async () => {
+    let release: () => void = () => {};
+    let calls = 0;
+    const gateway = fakeGateway({
+      [OVERVIEW]: () =>
+        ++calls === 1
+          ? busyAnswer()
+          : new Promise<OverviewAnswer>((resolve) => {
+              release = () => resolve(busyAnswer());
+            }),
+    });
+    renderConsole(<OverviewPage />, { fetch: gateway.fetch });
+    await screen.findByRole('region', { name: 'Requests' });
+    const refresh = screen.getByRole('button', { name: 'Refresh' });
+
+    await userEvent.click(refresh);
+    const busy = await screen.findByRole('button', { name: 'Refreshing…' });
+    expect(busy.getAttribute('aria-disabled')).toBe('true');
+    expect(document.activeElement).toBe(busy);
+    await userEvent.click(busy);
+    expect(gateway.to(OVERVIEW)).toHaveLength(2);
+    act(() => release());
+    expect((await screen.findByRole('button', { name: 'Refresh' })).getAttribute('aria-disabled')).toBeNull();
+  });
+
   it('refreshes every 30 s while the tab is visible, and not while it is hidden', async () => {
     // Only the refresh timer is faked: Testing Library's own waiting keeps real timeouts.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });

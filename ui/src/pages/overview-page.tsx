@@ -2,7 +2,7 @@
  * Overview (/ui/): the gateway's traffic, latency, tokens and spend over a time window kept in the URL
  * (?window=7d), refreshed every 30 s while the tab is visible.
  */
-import { keepPreviousData, type UseQueryResult, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, type UseQueryResult, useMutation, useQuery } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import type { OverviewAnswer, OverviewWindow } from '../api/console-types.ts';
 import { useSession } from '../auth/session.tsx';
@@ -30,6 +30,10 @@ export function OverviewPage() {
     // The last window's figures stay up (the Refresh button says "Refreshing…") until the new ones arrive.
     placeholderData: keepPreviousData,
   });
+  // Busy only while the operator's own refresh, or a newly chosen window, loads: the 30 s poll must not
+  // take the focus off the button (aria-disabled keeps it, as on the Models page).
+  const refresh = useMutation({ mutationFn: () => query.refetch() });
+  const busy = refresh.isPending || (query.isPlaceholderData && query.isFetching);
   // The answer says which organization its figures cover; the session says it before the first answer.
   const narrowedTo = query.data?.organization_id ?? organizationId;
   const chooseWindow = (value: OverviewWindow) =>
@@ -61,10 +65,12 @@ export function OverviewPage() {
             <button
               type="button"
               className="button-secondary"
-              disabled={query.isFetching}
-              onClick={() => query.refetch()}
+              aria-disabled={busy || undefined}
+              onClick={() => {
+                if (!busy) refresh.mutate();
+              }}
             >
-              {query.isFetching ? 'Refreshing…' : 'Refresh'}
+              {busy ? 'Refreshing…' : 'Refresh'}
             </button>
             {query.dataUpdatedAt > 0 && (
               <p className="updated-at">
