@@ -3,6 +3,7 @@
  * coercion, unknown keys rejected) and publishes them in OpenAPI; the service trusts their shape.
  */
 import Type, { type Static } from 'typebox';
+import { SEARCH_MAX_LENGTH } from '../store/db/repositories/text-search.ts';
 import { modelOutputLimitProperty, parallelLimitProperty, scopeLimitProperties } from './limit-fields.ts';
 
 export const EntityId = Type.String({
@@ -85,6 +86,14 @@ export const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
 });
+
+/** `search` of the identity lists: part of an id or name, case-insensitive (text-search.ts). */
+export const SearchParam = Type.Optional(
+  Type.String({
+    maxLength: SEARCH_MAX_LENGTH,
+    description: 'Part of an id or name, case-insensitive; % and _ match themselves.',
+  }),
+);
 
 export type OrganizationBody = Static<typeof OrganizationBody>;
 export type TeamBody = Static<typeof TeamBody>;

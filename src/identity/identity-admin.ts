@@ -115,8 +115,12 @@ export class IdentityAdmin {
     return (await new OrganizationRepository(this.db).get(id)) ?? notFound('organization', id);
   }
 
-  listOrganizations(page: PageRequest, organizationId?: string): Promise<Page<OrganizationRecord>> {
-    return new OrganizationRepository(this.db).list(page, organizationId);
+  listOrganizations(
+    page: PageRequest,
+    organizationId?: string,
+    search?: string,
+  ): Promise<Page<OrganizationRecord>> {
+    return new OrganizationRepository(this.db).list(page, organizationId, search);
   }
 
   async deleteOrganization(id: string, context: AuditContext): Promise<void> {
@@ -171,8 +175,8 @@ export class IdentityAdmin {
     return (await new TeamRepository(this.db).get(id)) ?? notFound('team', id);
   }
 
-  listTeams(page: PageRequest, organizationId?: string): Promise<Page<TeamRecord>> {
-    return new TeamRepository(this.db).list(page, organizationId);
+  listTeams(page: PageRequest, organizationId?: string, search?: string): Promise<Page<TeamRecord>> {
+    return new TeamRepository(this.db).list(page, organizationId, search);
   }
 
   /** Deletes the team and its keys; its users stay, without a team. */
@@ -226,7 +230,7 @@ export class IdentityAdmin {
 
   listUsers(
     page: PageRequest,
-    filter: { teamId?: string; organizationId?: string },
+    filter: { teamId?: string | undefined; organizationId?: string | undefined; search?: string | undefined },
   ): Promise<Page<UserRecord>> {
     return new UserRepository(this.db).list(page, filter);
   }
@@ -295,7 +299,12 @@ export class IdentityAdmin {
 
   listKeys(
     page: PageRequest,
-    filter: { userId?: string | undefined; teamId?: string | undefined; organizationId?: string | undefined },
+    filter: {
+      userId?: string | undefined;
+      teamId?: string | undefined;
+      organizationId?: string | undefined;
+      search?: string | undefined;
+    },
   ): Promise<Page<ApiKeyRecord>> {
     return new ApiKeyRepository(this.db).list(page, filter);
   }

@@ -5,7 +5,7 @@
 import type { TSchema } from 'typebox';
 import Type from 'typebox';
 import { type AuditContext, auditContext } from '../../identity/admin-audit.ts';
-import { PageQuery } from '../../identity/admin-schemas.ts';
+import { PageQuery, SearchParam } from '../../identity/admin-schemas.ts';
 import type { Page, PageRequest } from '../../store/db/repositories/limit-columns.ts';
 import type { App } from '../app-types.ts';
 import { adminSecurity, errorResponses, IdParam } from '../schemas/common-schemas.ts';
@@ -20,7 +20,7 @@ export interface EntityRoutes<Body, Stored extends { created_at: number; updated
   body: TSchema;
   /** Schema of one record as the API shows it. */
   view: TSchema;
-  /** Extra list filters accepted as query parameters. */
+  /** Extra list filters accepted as query parameters (`search` is accepted by every list). */
   filters: readonly string[];
   upsert(body: Body, context: AuditContext): Promise<{ record: Stored; created: boolean }>;
   update(id: string, body: Body, context: AuditContext): Promise<Stored>;
@@ -50,6 +50,7 @@ export function registerEntityRoutes<Body, Stored extends { created_at: number; 
   const params = IdParam(entity.idName);
   const query = Type.Object({
     ...PageQuery.properties,
+    search: SearchParam,
     ...Object.fromEntries(entity.filters.map((name) => [name, Type.Optional(Type.String())])),
   });
 
@@ -103,7 +104,7 @@ export function registerEntityRoutes<Body, Stored extends { created_at: number; 
     {
       onRequest,
       schema: schema(
-        `List ${entity.noun}s, oldest first.`,
+        `List ${entity.noun}s, oldest first; \`search\` narrows them to those whose id or name contains it.`,
         { querystring: query },
         { 200: ListView(entity.view) },
       ),

@@ -2,7 +2,14 @@
 
 import Type from 'typebox';
 import { auditContext } from '../../identity/admin-audit.ts';
-import { KeyBody, OrganizationBody, PageQuery, TeamBody, UserBody } from '../../identity/admin-schemas.ts';
+import {
+  KeyBody,
+  OrganizationBody,
+  PageQuery,
+  SearchParam,
+  TeamBody,
+  UserBody,
+} from '../../identity/admin-schemas.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { adminSecurity, errorResponses } from '../schemas/common-schemas.ts';
 import {
@@ -34,7 +41,8 @@ export function registerIdentityRoutes(
     upsert: (body: OrganizationBody, context) => admin.upsertOrganization(body, context),
     update: (id, body, context) => admin.updateOrganization(id, body, context),
     get: (id) => organizationSpend.one(admin.getOrganization(id)),
-    list: (page, filters) => organizationSpend.page(admin.listOrganizations(page, filters.organization_id)),
+    list: (page, filters) =>
+      organizationSpend.page(admin.listOrganizations(page, filters.organization_id, filters.search)),
     remove: (id, context) => admin.deleteOrganization(id, context),
   });
   registerEntityRoutes(app, {
@@ -47,7 +55,7 @@ export function registerIdentityRoutes(
     upsert: (body: TeamBody, context) => admin.upsertTeam(body, context),
     update: (id, body, context) => admin.updateTeam(id, body, context),
     get: (id) => teamSpend.one(admin.getTeam(id)),
-    list: (page, filters) => teamSpend.page(admin.listTeams(page, filters.organization_id)),
+    list: (page, filters) => teamSpend.page(admin.listTeams(page, filters.organization_id, filters.search)),
     remove: (id, context) => admin.deleteTeam(id, context),
   });
   registerEntityRoutes(app, {
@@ -61,7 +69,11 @@ export function registerIdentityRoutes(
     update: (id, body, context) => admin.updateUser(id, body, context),
     get: (id) => admin.getUser(id),
     list: (page, filters) =>
-      admin.listUsers(page, { teamId: filters.team_id, organizationId: filters.organization_id }),
+      admin.listUsers(page, {
+        teamId: filters.team_id,
+        organizationId: filters.organization_id,
+        search: filters.search,
+      }),
     remove: (id, context) => admin.deleteUser(id, context),
   });
   registerKeyRoutes(app, admin, spendTotalsOf(deps.spend, 'key', 'key_id'));
@@ -101,22 +113,24 @@ function registerKeyRoutes(
       onRequest,
       schema: {
         ...common,
-        summary: 'List API keys (never their secrets).',
+        summary:
+          'List API keys (never their secrets); `search` narrows them to those whose id, name, prefix, team or user contains it.',
         querystring: Type.Object({
           ...PageQuery.properties,
           user_id: Type.Optional(Type.String()),
           team_id: Type.Optional(Type.String()),
           organization_id: Type.Optional(Type.String()),
+          search: SearchParam,
         }),
         response: { 200: ListView(KeyView), ...errorResponses },
       },
     },
     async (request) => {
-      const { limit = 100, offset = 0, user_id, team_id, organization_id } = request.query;
+      const { limit = 100, offset = 0, user_id, team_id, organization_id, search } = request.query;
       const page = await keySpend.page(
         admin.listKeys(
           { limit, offset },
-          { userId: user_id, teamId: team_id, organizationId: organization_id },
+          { userId: user_id, teamId: team_id, organizationId: organization_id, search },
         ),
       );
       return { object: 'list' as const, data: page.items.map(keyView), total: page.total, limit, offset };

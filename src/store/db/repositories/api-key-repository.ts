@@ -13,6 +13,7 @@ import {
   parseJson,
 } from './limit-columns.ts';
 import { keysOf } from './organization-scope.ts';
+import { containsText } from './text-search.ts';
 
 export interface ApiKeyRecord extends LimitFields {
   key_id: string;
@@ -84,9 +85,15 @@ export class ApiKeyRepository {
       userId?: string | undefined;
       teamId?: string | undefined;
       organizationId?: string | undefined;
+      /** Part of the key's id, name, prefix, team or user (case-insensitive). */
+      search?: string | undefined;
     } = {},
   ): Promise<Page<ApiKeyRecord>> {
     let query = this.db.selectFrom('api_keys');
+    if (filter.search)
+      query = query.where(
+        containsText(['key_id', 'key_name', 'key_prefix', 'team_id', 'user_id'], filter.search),
+      );
     if (filter.organizationId !== undefined)
       query = query.where('key_id', 'in', keysOf(this.db, filter.organizationId));
     if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);

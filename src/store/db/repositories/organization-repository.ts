@@ -10,6 +10,7 @@ import {
   type PageRequest,
   parseJson,
 } from './limit-columns.ts';
+import { containsText } from './text-search.ts';
 
 export interface OrganizationRecord extends LimitFields {
   organization_id: string;
@@ -41,9 +42,11 @@ export class OrganizationRepository {
   }
 
   /** A page of organizations; `organizationId` narrows it to that one (an organization administrator's view). */
-  async list(page: PageRequest, organizationId?: string): Promise<Page<OrganizationRecord>> {
+  /** `search`: part of the organization's id or alias (case-insensitive). */
+  async list(page: PageRequest, organizationId?: string, search?: string): Promise<Page<OrganizationRecord>> {
     let query = this.db.selectFrom('organizations');
     if (organizationId !== undefined) query = query.where('organization_id', '=', organizationId);
+    if (search) query = query.where(containsText(['organization_id', 'organization_alias'], search));
     const [rows, count] = await Promise.all([
       query
         .selectAll()

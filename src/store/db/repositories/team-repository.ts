@@ -12,6 +12,7 @@ import {
   type PageRequest,
   parseJson,
 } from './limit-columns.ts';
+import { containsText } from './text-search.ts';
 
 export interface TeamRecord extends LimitFields {
   team_id: string;
@@ -47,9 +48,11 @@ export class TeamRepository {
     return row && toRecord(row);
   }
 
-  async list(page: PageRequest, organizationId?: string): Promise<Page<TeamRecord>> {
+  /** `search`: part of the team's id, alias or organization (case-insensitive). */
+  async list(page: PageRequest, organizationId?: string, search?: string): Promise<Page<TeamRecord>> {
     let query = this.db.selectFrom('teams');
     if (organizationId !== undefined) query = query.where('organization_id', '=', organizationId);
+    if (search) query = query.where(containsText(['team_id', 'team_alias', 'organization_id'], search));
     const [rows, count] = await Promise.all([
       query
         .selectAll()

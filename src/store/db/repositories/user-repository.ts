@@ -10,6 +10,7 @@ import {
   type PageRequest,
   parseJson,
 } from './limit-columns.ts';
+import { containsText } from './text-search.ts';
 
 /** `proxy_admin` manages everything, `org_admin` its organization, `member` nothing (docs/security.md). */
 export type UserRole = 'proxy_admin' | 'org_admin' | 'member';
@@ -51,9 +52,16 @@ export class UserRepository {
 
   async list(
     page: PageRequest,
-    filter: { teamId?: string; organizationId?: string } = {},
+    /** `search`: part of the user's id, email, team or organization (case-insensitive). */
+    filter: {
+      teamId?: string | undefined;
+      organizationId?: string | undefined;
+      search?: string | undefined;
+    } = {},
   ): Promise<Page<UserRecord>> {
     let query = this.db.selectFrom('users');
+    if (filter.search)
+      query = query.where(containsText(['user_id', 'email', 'team_id', 'organization_id'], filter.search));
     if (filter.teamId !== undefined) query = query.where('team_id', '=', filter.teamId);
     if (filter.organizationId !== undefined)
       query = query.where('organization_id', '=', filter.organizationId);

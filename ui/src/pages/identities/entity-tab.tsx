@@ -11,7 +11,7 @@ import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { type Column, DataTable } from '../../components/data-table.tsx';
 import { EmptyState, errorMessage, QueryState } from '../../components/query-state.tsx';
 import { useReturnFocus } from '../../components/use-return-focus.ts';
-import { ListUpdating, matchesSearch, NoMatches, Pager, SearchField, usePagedList } from './list-tools.tsx';
+import { ListUpdating, NoMatches, Pager, SearchField, usePagedList, useSearch } from './list-tools.tsx';
 
 export interface EntityTabProps<T> {
   resource: 'users' | 'teams' | 'organizations';
@@ -21,7 +21,8 @@ export interface EntityTabProps<T> {
   noun: string;
   idOf: (row: T) => string;
   labelOf: (row: T) => string;
-  searchText: (row: T) => Array<string | null | undefined>;
+  /** What the gateway's `search` matches for this resource, shown under the search box. */
+  searchHint: string;
   columns: Column<T>[];
   /** The API's own list filters and the controls that set them. */
   filters?: Record<string, QueryValue>;
@@ -78,8 +79,8 @@ export function EntityTab<T>(props: EntityTabProps<T>) {
 
 /** Search and the API's filters, one page of the table (with Edit and Delete when allowed), paging. */
 function EntityList<T>(props: EntityTabProps<T> & { onEdit: (row: T) => void; onDeleted: (row: T) => void }) {
-  const [search, setSearch] = useState('');
-  const filters = props.filters ?? {};
+  const search = useSearch();
+  const filters = { ...props.filters, search: search.applied || undefined };
   const { query, setOffset } = usePagedList<T>(props.resource, filters);
   const filtered = Object.values(filters).some((value) => value !== '' && value !== undefined);
   const plural = props.title.toLowerCase();
@@ -98,20 +99,24 @@ function EntityList<T>(props: EntityTabProps<T> & { onEdit: (row: T) => void; on
   return (
     <>
       <div className="filters">
-        <SearchField label={`Search ${plural}`} value={search} onChange={setSearch} />
+        <SearchField
+          label={`Search ${plural}`}
+          value={search.text}
+          onChange={search.setText}
+          hint={props.searchHint}
+        />
         {props.filterControls}
       </div>
       <ListUpdating query={query} what={plural} />
       <QueryState query={query} what={plural}>
         {(page) => {
           if (page.total === 0 && !filtered) return <EmptyState title={props.emptyText} />;
-          const rows = page.data.filter((row) => matchesSearch(search, ...props.searchText(row)));
           return (
             <>
-              {rows.length === 0 ? (
-                <NoMatches page={page} noun={plural} />
+              {page.data.length === 0 ? (
+                <NoMatches noun={plural} />
               ) : (
-                <DataTable caption={props.title} columns={columns} rows={rows} rowKey={props.idOf} />
+                <DataTable caption={props.title} columns={columns} rows={page.data} rowKey={props.idOf} />
               )}
               {props.canChange && props.deleteNote && <p className="field-hint">{props.deleteNote}</p>}
               <Pager page={page} onOffset={setOffset} noun={plural} />

@@ -129,13 +129,18 @@ describe('Keys & identities tabs', () => {
     await waitFor(() => expect(fake.to('/ui/api/teams/team-a').at(-1)?.method).toBe('DELETE'));
   });
 
-  it('says a team search found nothing on this page when the list has more pages', async () => {
+  it('asks the gateway to search every page of teams, and says when none match', async () => {
     const user = userEvent.setup();
-    open(gateway({ '/ui/api/teams': () => listOf(teams, { total: 60 }) }), '/identities/teams');
+    const fake = gateway({
+      '/ui/api/teams': (request) =>
+        request.query.get('search') === 'zeta' ? listOf([], { total: 0 }) : listOf(teams, { total: 60 }),
+    });
+    open(fake, '/identities/teams');
     await screen.findByRole('table', { name: 'Teams' });
     await user.type(screen.getByLabelText('Search teams'), 'zeta');
-    expect(screen.getByText('No teams on this page match.')).toBeTruthy();
-    expect(screen.getByText(/covers only this page \(1 of 60 teams\)/)).toBeTruthy();
+    expect(await screen.findByText('No teams match.')).toBeTruthy();
+    expect(fake.to('/ui/api/teams').at(-1)?.query.get('search')).toBe('zeta');
+    expect(screen.getByText("Part of a team's id, alias or organization, on every page.")).toBeTruthy();
   });
 
   it("shows a user's organization when it is not among the organizations listed", async () => {

@@ -21,8 +21,16 @@ function keysGateway(keys: KeyView[], routes: Record<string, FakeRoute> = {}) {
         keys.push(created);
         return { status: 201, json: { ...created, key: 'sk-live-secret-123' } };
       }
+      // As the gateway does: team_id exactly, search as part of the name or id, ignoring case.
       const team = request.query.get('team_id');
-      return listOf(keys.filter((key) => team === null || key.team_id === team));
+      const search = request.query.get('search')?.toLowerCase();
+      return listOf(
+        keys.filter(
+          (key) =>
+            (team === null || key.team_id === team) &&
+            (search === undefined || `${key.key_name} ${key.key_id}`.toLowerCase().includes(search)),
+        ),
+      );
     },
     '/ui/api/teams': () => listOf([teamRecord({ team_id: 'team-a', team_alias: 'Alpha' })]),
     '/ui/api/users': () => listOf([userRecord({ user_id: 'ana', email: 'ana@example.com' })]),
@@ -231,29 +239,40 @@ describe('Keys tab', () => {
     expect(gateway.to('/ui/api/keys/key-1')[0]?.body).toEqual({ rpm_limit: 30 });
   });
 
-  it('says a search found nothing on this page when other pages were not searched', async () => {
+  it('asks the gateway to search every page once typing pauses, and pages through the matches', async () => {
     const user = userEvent.setup();
     const gateway = keysGateway([], {
-      '/ui/api/keys': (request) =>
-        request.query.get('offset') === '50'
-          ? listOf([keyRecord({ key_id: 'key-51', key_name: 'late-key' })], { total: 51, offset: 50 })
-          : listOf([keyRecord({ key_id: 'key-1', key_name: 'ci-key' })], { total: 51 }),
+      '/ui/api/keys': (request) => {
+        if (request.query.get('search') !== 'late')
+          return listOf([keyRecord({ key_id: 'key-1', key_name: 'ci-key' })], { total: 51 });
+        return request.query.get('offset') === '50'
+          ? listOf([keyRecord({ key_id: 'key-99', key_name: 'late-key-2' })], { total: 51, offset: 50 })
+          : listOf([keyRecord({ key_id: 'key-51', key_name: 'late-key' })], { total: 51 });
+      },
     });
     openKeys(gateway);
     await keysTable();
-    await user.type(screen.getByLabelText('Search keys'), 'late');
-    expect(screen.getByText('No keys on this page match.')).toBeTruthy();
-    expect(screen.queryByText('No keys match.')).toBeNull();
+    await user.type(screen.getByLabelText('Search keys'), ' late');
+    const table = await keysTable();
+    expect(await within(table).findByText('late-key')).toBeTruthy();
+    // One request for the whole word (typing paused once), trimmed, from the first page.
+    const searches = gateway.to('/ui/api/keys').filter((request) => request.query.has('search'));
+    expect(searches.map((request) => [request.query.get('search'), request.query.get('offset')])).toEqual([
+      ['late', '0'],
+    ]);
     await user.click(screen.getByRole('button', { name: 'Next page' }));
-    expect(await within(await keysTable()).findByText('late-key')).toBeTruthy();
+    expect(await within(await keysTable()).findByText('late-key-2')).toBeTruthy();
+    expect(gateway.to('/ui/api/keys').at(-1)?.query.get('search')).toBe('late');
   });
 
-  it('says no key matches when the search covered the whole list', async () => {
+  it('says no key matches when the gateway found none, and clearing the search shows them all', async () => {
     const user = userEvent.setup();
     openKeys(keysGateway([keyRecord({ key_id: 'key-1', key_name: 'ci-key' })]));
     await keysTable();
     await user.type(screen.getByLabelText('Search keys'), 'late');
-    expect(screen.getByText('No keys match.')).toBeTruthy();
+    expect(await screen.findByText('No keys match.')).toBeTruthy();
+    await user.clear(screen.getByLabelText('Search keys'));
+    expect(within(await keysTable()).getByText('ci-key')).toBeTruthy();
   });
 
   it('blocks with PUT blocked: true and revokes with DELETE only after the confirmation', async () => {
@@ -301,7 +320,7 @@ describe('Keys tab', () => {
     );
   });
 
-  it('filters the loaded keys by the search text, and by team through the API', async () => {
+  it('narrows the keys by the search text and by team, both through the API', async () => {
     const user = userEvent.setup();
     const gateway = keysGateway([
       keyRecord({ key_id: 'key-1', key_name: 'billing-bot', team_id: 'team-a' }),
@@ -310,8 +329,9 @@ describe('Keys tab', () => {
     openKeys(gateway);
     const table = await keysTable();
     await user.type(screen.getByLabelText('Search keys'), 'BILLING');
-    expect(within(table).queryByText('ci-runner')).toBeNull();
+    await waitFor(() => expect(within(table).queryByText('ci-runner')).toBeNull());
     expect(within(table).getByText('billing-bot')).toBeTruthy();
+    expect(gateway.to('/ui/api/keys').at(-1)?.query.get('search')).toBe('BILLING');
 
     await user.clear(screen.getByLabelText('Search keys'));
     await user.selectOptions(screen.getByLabelText('Owner'), 'Alpha');

@@ -13,13 +13,13 @@ import { BudgetCell, KeyStatusBadge, keyStatus, limitsSummary, SpendCell } from 
 import { CreateKeyForm, EditKeyForm } from './key-forms.tsx';
 import {
   ListUpdating,
-  matchesSearch,
   NoMatches,
   Pager,
   SearchField,
   truncatedHint,
   useOptions,
   usePagedList,
+  useSearch,
 } from './list-tools.tsx';
 import { type CreatedKey, type KeyView, keyLabel, type TeamView, teamLabel, type UserView } from './types.ts';
 
@@ -102,9 +102,12 @@ function KeyList(props: {
   onChanged: () => void;
   onRevoked: (key: KeyView) => void;
 }) {
-  const [search, setSearch] = useState('');
+  const search = useSearch();
   const [filters, setFilters] = useState({ team_id: '', user_id: '' });
-  const { query, setOffset } = usePagedList<KeyView>('keys', filters);
+  const { query, setOffset } = usePagedList<KeyView>('keys', {
+    ...filters,
+    search: search.applied || undefined,
+  });
   const columns = keyColumns(props.now(), (key) => (
     <KeyActions
       keyView={key}
@@ -116,25 +119,27 @@ function KeyList(props: {
   return (
     <>
       <div className="filters">
-        <SearchField label="Search keys" value={search} onChange={setSearch} />
+        <SearchField
+          label="Search keys"
+          value={search.text}
+          onChange={search.setText}
+          hint="Part of a key's name, id, prefix, team or user, on every page."
+        />
         <OwnerFilter filters={filters} onChange={setFilters} />
       </div>
       <ListUpdating query={query} what="keys" />
       <QueryState query={query} what="keys">
         {(page) => {
-          if (page.total === 0 && !filters.team_id && !filters.user_id)
+          if (page.total === 0 && !filters.team_id && !filters.user_id && !search.applied)
             return (
               <EmptyState title="No keys yet. Create one with New key, then call /v1/chat/completions with it." />
             );
-          const rows = page.data.filter((key) =>
-            matchesSearch(search, key.key_name, key.key_id, key.key_prefix, key.team_id, key.user_id),
-          );
           return (
             <>
-              {rows.length === 0 ? (
-                <NoMatches page={page} noun="keys" />
+              {page.data.length === 0 ? (
+                <NoMatches noun="keys" />
               ) : (
-                <DataTable caption="Keys" columns={columns} rows={rows} rowKey={(key) => key.key_id} />
+                <DataTable caption="Keys" columns={columns} rows={page.data} rowKey={(key) => key.key_id} />
               )}
               <Pager page={page} onOffset={setOffset} noun="keys" />
             </>

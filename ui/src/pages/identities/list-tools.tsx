@@ -1,6 +1,6 @@
-/** What every identity tab's list shares: the API's paging (limit/offset), a search box over the loaded page, option lists for selects. */
+/** What every identity tab's list shares: the API's paging (limit/offset) and search, option lists for selects. */
 import { keepPreviousData, type UseQueryResult, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { QueryValue } from '../../api/client.ts';
 import { useSession } from '../../auth/session.tsx';
 import { Field } from '../../components/field.tsx';
@@ -67,23 +67,44 @@ export function Pager(props: { page: ListPage<unknown>; onOffset: (offset: numbe
   );
 }
 
-export function SearchField(props: { label: string; value: string; onChange: (value: string) => void }) {
+/** How long typing must pause before the list asks the gateway for the new search. */
+export const SEARCH_DELAY_MS = 300;
+/** The API's limit on `search` (longer is a 400). */
+const SEARCH_MAX_LENGTH = 200;
+
+/**
+ * The search box's text, and `applied`: the trimmed text the list asks the gateway for (its `search`
+ * parameter, which covers every page), once typing pauses; clearing the box applies at once.
+ */
+export function useSearch() {
+  const [text, setText] = useState('');
+  const [applied, setApplied] = useState('');
+  useEffect(() => {
+    const trimmed = text.trim();
+    if (trimmed === applied) return;
+    const timer = setTimeout(() => setApplied(trimmed), trimmed === '' ? 0 : SEARCH_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [text, applied]);
+  return { text, setText, applied };
+}
+
+export function SearchField(props: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  /** What the search matches, e.g. "Part of a team's id, alias or organization." */
+  hint: string;
+}) {
   return (
     <Field
       label={props.label}
       type="search"
       value={props.value}
+      maxLength={SEARCH_MAX_LENGTH}
       onChange={(event) => props.onChange(event.target.value)}
-      hint="Filters the rows on this page."
+      hint={props.hint}
     />
   );
-}
-
-/** True when any of `values` contains the search text (case-insensitive); empty search matches all. */
-export function matchesSearch(search: string, ...values: Array<string | null | undefined>): boolean {
-  const needle = search.trim().toLowerCase();
-  if (needle === '') return true;
-  return values.some((value) => value?.toLowerCase().includes(needle));
 }
 
 /** Teams, users and organizations for selects: what the API lets this administrator see. */
@@ -97,21 +118,11 @@ export function useOptions<T extends TeamView | UserView | OrganizationView>(
   });
 }
 
-/**
- * The answer to a search that matched nothing on the loaded page: it says when other pages exist,
- * which the search did not cover, instead of implying that nothing anywhere matches.
- */
-export function NoMatches(props: { page: ListPage<unknown>; noun: string }) {
-  const { page, noun } = props;
-  const wholeList = page.offset === 0 && page.total <= page.data.length;
-  if (wholeList)
-    return (
-      <EmptyState title={`No ${noun} match.`}>Clear the search or the filters to see them all.</EmptyState>
-    );
+/** The answer to a search or filter that matched nothing (the gateway searched every page). */
+export function NoMatches(props: { noun: string }) {
   return (
-    <EmptyState title={`No ${noun} on this page match.`}>
-      The search covers only this page ({formatCount(page.data.length)} of {formatCount(page.total)} {noun}):
-      try another page, or clear the search.
+    <EmptyState title={`No ${props.noun} match.`}>
+      Clear the search or the filters to see them all.
     </EmptyState>
   );
 }

@@ -29,7 +29,7 @@ export function OrganizationsTab() {
         noun="organization"
         idOf={(org) => org.organization_id}
         labelOf={organizationLabel}
-        searchText={(org) => [org.organization_alias, org.organization_id]}
+        searchHint="Part of an organization's id or alias, on every page."
         columns={[
           { header: 'Organization', cell: (org) => org.organization_alias ?? <em>No alias</em> },
           { header: 'Organization ID', cell: (org) => <code>{org.organization_id}</code> },

@@ -50,7 +50,7 @@ export function TeamsTab() {
       noun="team"
       idOf={(team) => team.team_id}
       labelOf={teamLabel}
-      searchText={(team) => [team.team_alias, team.team_id, team.organization_id]}
+      searchHint="Part of a team's id, alias or organization, on every page."
       columns={[
         { header: 'Team', cell: (team) => team.team_alias ?? <em>No alias</em> },
         { header: 'Team ID', cell: (team) => <code>{team.team_id}</code> },

@@ -140,7 +140,7 @@ export function UsersTab() {
       noun="user"
       idOf={(user) => user.user_id}
       labelOf={(user) => user.user_id}
-      searchText={(user) => [user.user_id, user.email, user.team_id, user.organization_id]}
+      searchHint="Part of a user's id, email, team or organization, on every page."
       columns={[
         { header: 'User ID', cell: (user) => user.user_id },
         { header: 'Email', cell: (user) => user.email ?? '—' },
