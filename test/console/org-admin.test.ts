@@ -6,17 +6,21 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOk, bind, createKey, registerServer } from '../support/mcp-fixtures.ts';
+import { type FakeMcpServer, startFakeMcpServer } from '../fakes/mcp/fake-mcp-server.ts';
+import { adminOk, bind, callTool, createKey, registerServer, setPolicy } from '../support/mcp-fixtures.ts';
 import { type ConsoleHarness, startConsoleHarness } from './support/console-harness.ts';
 import { cardNumber, expectNoProblems, statCard, table } from './support/page-queries.ts';
 
 describe('an organization administrator in the console', () => {
   let harness: ConsoleHarness;
   let orgAdminKey: string;
+  let tools: FakeMcpServer;
 
   beforeAll(async () => {
     harness = await startConsoleHarness();
+    tools = await startFakeMcpServer({ mode: 'stateless' });
     const gateway = harness.gateway;
+    const serviceKeys: string[] = [];
     // Two requests in organization A, three in B: the org admin's Overview must count A's only.
     for (const [org, alias, requests] of [
       ['org-acme', 'Acme', 2],
@@ -35,6 +39,8 @@ describe('an organization administrator in the console', () => {
         key_name: `${alias.toLowerCase()}-service`,
         team_id: `${org}-team`,
       });
+      serviceKeys.push(key.key);
+      await adminOk(gateway, 'POST', '/ui/api/users', { user_id: `${org}-member`, team_id: `${org}-team` });
       const client = new OpenAI({ apiKey: key.key, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
       for (let call = 0; call < requests; call++)
         await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'Hi' }] });
@@ -54,9 +60,19 @@ describe('an organization administrator in the console', () => {
     // Each organization's team may use the wiki: the server page must show Acme's binding only.
     for (const org of ['org-acme', 'org-globex'])
       await bind(gateway, { server_id: wiki.server_id, scope_type: 'team', scope_id: `${org}-team` });
+    // And a working tool server whose calls wait for approval, one pending call per organization.
+    const ops = await registerServer(gateway, { server_key: 'ops', base_url: tools.url });
+    for (const [index, org] of ['org-acme', 'org-globex'].entries()) {
+      const scope = { server_id: ops.server_id, scope_type: 'team', scope_id: `${org}-team` };
+      await bind(gateway, scope);
+      await setPolicy(gateway, { ...scope, tool_name: 'echo', require_approval: 'manual' });
+      const pending = await callTool(gateway.baseUrl, serviceKeys[index]!, 'ops.echo', { text: org });
+      expect(pending.error?.code, JSON.stringify(pending)).toBe(-32008);
+    }
   });
   afterAll(async () => {
     await harness?.close();
+    await tools?.close();
   });
 
   it('sees only organization A’s keys, teams, requests and MCP bindings, the organization-only note, and no MCP server writes', async () => {
@@ -105,6 +121,28 @@ describe('an organization administrator in the console', () => {
     await bindings.getByText(/org-acme-team/).waitFor();
     expect(await bindings.getByText(/org-globex-team/).count()).toBe(0);
     await console.screenshot('mcp-server-detail');
+    expectNoProblems(console);
+  });
+
+  it('sees none of organization B’s users, spend records, audit entries, approvals, bindings or policies', async () => {
+    const console = await harness.openConsole('org-admin');
+    const page = console.page;
+    await console.openSignedIn(orgAdminKey, '/ui/identities/users');
+    // Each page shows Acme's row (so it has loaded) and none of Globex's.
+    const pages: Array<[path: string, caption: string, ours: RegExp]> = [
+      ['/ui/identities/users', 'Users', /org-acme-member/],
+      ['/ui/spend', 'Spend records', /org-acme-team/],
+      ['/ui/spend/audit', 'Audit log', /org-acme-team/],
+      ['/ui/mcp/approvals', 'Pending approvals', /org-acme-team/],
+      ['/ui/mcp/bindings', 'Bindings', /org-acme-team/],
+      ['/ui/mcp/policies', 'Tool policies', /org-acme-team/],
+    ];
+    for (const [path, caption, ours] of pages) {
+      await console.goto(path);
+      const rows = table(page, caption);
+      await rows.getByText(ours).filter({ visible: true }).first().waitFor();
+      expect(await rows.getByText(/globex/i).count(), `${caption}: organization B's rows`).toBe(0);
+    }
     expectNoProblems(console);
   });
 });

@@ -208,6 +208,18 @@ describe.each(await availableBackends())('the admin authorization matrix on %s',
     });
   });
 
+  it("lists an organization's users who belong to it through their team as well as directly", async () => {
+    const userIds = async (actor: Actor, query = '') => {
+      const { status, text } = await call(actor, 'GET', `/ui/api/users${query}`);
+      expect(status).toBe(200);
+      return (JSON.parse(text).data as Array<{ user_id: string }>).map((user) => user.user_id).sort();
+    };
+    // user-a is in team-a of org-a with no organization_id of its own; admin-a names org-a directly.
+    expect(await userIds('orgAdmin')).toEqual(['admin-a', 'user-a']);
+    expect(await userIds('otherOrgAdmin')).toEqual(['admin-b', 'member-b']);
+    expect(await userIds('master', '?organization_id=org-a')).toEqual(['admin-a', 'user-a']);
+  });
+
   it('lets each actor do exactly what its role allows on every route', async () => {
     const found = await routes();
     expect(found.length).toBeGreaterThanOrEqual(30);

@@ -10,6 +10,7 @@ import {
   type PageRequest,
   parseJson,
 } from './limit-columns.ts';
+import { usersOf } from './organization-scope.ts';
 import { containsText } from './text-search.ts';
 
 /** `proxy_admin` manages everything, `org_admin` its organization, `member` nothing (docs/security.md). */
@@ -63,8 +64,9 @@ export class UserRepository {
     if (filter.search)
       query = query.where(containsText(['user_id', 'email', 'team_id', 'organization_id'], filter.search));
     if (filter.teamId !== undefined) query = query.where('team_id', '=', filter.teamId);
+    // Users of the organization directly or through their team, as ownership is decided (organization-of.ts).
     if (filter.organizationId !== undefined)
-      query = query.where('organization_id', '=', filter.organizationId);
+      query = query.where('user_id', 'in', usersOf(this.db, filter.organizationId));
     const [rows, count] = await Promise.all([
       query
         .selectAll()
