@@ -2,8 +2,8 @@
  * Form pieces shared by the binding and policy forms: the server picker, the scope fields, the heading
  * that takes the focus, the Save/Cancel row and the save that closes the form.
  */
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { type ReactNode, useEffect, useRef } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type ReactNode, useEffect, useId, useRef } from 'react';
 import { useSession } from '../../auth/session.tsx';
 import { Field, SelectField } from '../../components/field.tsx';
 import type { McpServer, ScopeType } from './mcp-types.ts';
@@ -109,15 +109,70 @@ export function ScopeFields(props: {
         ))}
       </SelectField>
       {value.type !== '' && (
-        <Field
-          label="Scope ID"
+        <ScopeIdField
+          type={value.type}
           value={value.id}
-          onChange={(event) => props.onChange({ ...value, id: event.target.value })}
+          onChange={(id) => props.onChange({ ...value, id })}
           error={props.errors.scope_id}
-          hint={`The ${scopeNames[value.type].toLowerCase()}'s id.`}
-          required
         />
       )}
     </div>
+  );
+}
+
+/** Where each scope's choices come from, and how a choice is named (its id is the value). */
+const scopeChoices: Record<ScopeType, { resource: string; id: string; name: string }> = {
+  organization: { resource: 'organizations', id: 'organization_id', name: 'organization_alias' },
+  team: { resource: 'teams', id: 'team_id', name: 'team_alias' },
+  api_key: { resource: 'keys', id: 'key_id', name: 'key_name' },
+};
+
+/** The largest page the API gives: the choices offered are the first this many. */
+const CHOICES_LIMIT = 500;
+
+/**
+ * The scope's id, typed or picked from the organizations, teams or keys this administrator may see (a
+ * datalist: typing narrows it, and an id beyond the first 500 can still be pasted).
+ */
+function ScopeIdField(props: {
+  type: ScopeType;
+  value: string;
+  onChange: (id: string) => void;
+  error: string | undefined;
+}) {
+  const { api } = useSession();
+  const listId = useId();
+  const source = scopeChoices[props.type];
+  // The identity pages' option lists use the same key, so their changes refresh these choices too.
+  const choices = useQuery({
+    queryKey: [source.resource, 'options'],
+    queryFn: () =>
+      api.get<{ data: Array<Record<string, unknown>> }>(`/${source.resource}`, { limit: CHOICES_LIMIT }),
+  });
+  const noun = scopeNames[props.type].toLowerCase();
+  return (
+    <>
+      <Field
+        label="Scope ID"
+        value={props.value}
+        list={listId}
+        autoComplete="off"
+        onChange={(event) => props.onChange(event.target.value)}
+        error={props.error}
+        hint={`The ${noun}'s id: type to pick one by id or name, or paste it.`}
+        required
+      />
+      <datalist id={listId}>
+        {(choices.data?.data ?? []).map((row) => {
+          const id = String(row[source.id]);
+          const name = row[source.name];
+          return (
+            <option key={id} value={id}>
+              {typeof name === 'string' && name !== '' ? name : id}
+            </option>
+          );
+        })}
+      </datalist>
+    </>
   );
 }

@@ -103,6 +103,31 @@ describe('MCP bindings', () => {
     ]);
   });
 
+  it('offers the teams and keys the administrator may see as Scope ID choices, named', async () => {
+    renderTab('/mcp/bindings', {
+      [BINDINGS]: () => list([]),
+      '/ui/api/teams': () => list([{ team_id: 'team_a', team_alias: 'Alpha' }, { team_id: 'team_b' }]),
+      '/ui/api/keys': () => list([{ key_id: 'key_9', key_name: 'billing-bot' }]),
+    });
+    await userEvent.click(await screen.findByRole('button', { name: 'New binding' }));
+    const choices = async () => {
+      const input = screen.getByLabelText('Scope ID');
+      const datalist = document.getElementById(input.getAttribute('list') ?? '');
+      await waitFor(() => expect(datalist?.querySelectorAll('option').length).toBeGreaterThan(0));
+      return Array.from(datalist!.querySelectorAll('option')).map((option) => [
+        option.value,
+        option.textContent,
+      ]);
+    };
+    await userEvent.selectOptions(screen.getByLabelText('Scope type'), 'team');
+    expect(await choices()).toEqual([
+      ['team_a', 'Alpha'],
+      ['team_b', 'team_b'],
+    ]);
+    await userEvent.selectOptions(screen.getByLabelText('Scope type'), 'api_key');
+    expect(await choices()).toEqual([['key_9', 'billing-bot']]);
+  });
+
   it('sends a typed tool allowlist as a list, and a disabled binding as enabled: false', async () => {
     const gateway = renderTab('/mcp/bindings', {
       [BINDINGS]: (request) => (request.method === 'POST' ? { status: 201, json: binding } : list([])),
