@@ -292,20 +292,29 @@ describe('Overview page', () => {
     await waitFor(() => expect(gateway.to(OVERVIEW)).toHaveLength(2));
   });
 
-  it('leaves Refresh enabled and focused while the 30 s poll runs (a poll is not the operator’s action)', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+  /** The first answer at once; every later one waits for `release`. Resolves once the figures show. */
+  async function overviewWithHeldSecondAnswer() {
+    let answered = false;
     let release: () => void = () => {};
-    let calls = 0;
     const gateway = fakeGateway({
-      [OVERVIEW]: () =>
-        ++calls === 1
-          ? busyAnswer()
-          : new Promise<OverviewAnswer>((resolve) => {
-              release = () => resolve(busyAnswer());
-            }),
+      [OVERVIEW]: () => {
+        if (!answered) {
+          answered = true;
+          return busyAnswer();
+        }
+        return new Promise<OverviewAnswer>((resolve) => {
+          release = () => resolve(busyAnswer());
+        });
+      },
     });
     renderConsole(<OverviewPage />, { fetch: gateway.fetch });
     await screen.findByRole('region', { name: 'Requests' });
+    return { gateway, release: () => release() };
+  }
+
+  it('leaves Refresh enabled and focused while the 30 s poll runs (a poll is not the operator’s action)', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const { gateway, release } = await overviewWithHeldSecondAnswer();
     const refresh = screen.getByRole('button', { name: 'Refresh' }) as HTMLButtonElement;
     refresh.focus();
 
@@ -320,18 +329,7 @@ describe('Overview page', () => {
   });
 
   it('marks Refresh busy while the refresh the operator pressed runs, keeping the focus on it', async () => {
-    let release: () => void = () => {};
-    let calls = 0;
-    const gateway = fakeGateway({
-      [OVERVIEW]: () =>
-        ++calls === 1
-          ? busyAnswer()
-          : new Promise<OverviewAnswer>((resolve) => {
-              release = () => resolve(busyAnswer());
-            }),
-    });
-    renderConsole(<OverviewPage />, { fetch: gateway.fetch });
-    await screen.findByRole('region', { name: 'Requests' });
+    const { gateway, release } = await overviewWithHeldSecondAnswer();
     const refresh = screen.getByRole('button', { name: 'Refresh' });
 
     await userEvent.click(refresh);
