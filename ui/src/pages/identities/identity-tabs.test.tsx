@@ -129,6 +129,28 @@ describe('Keys & identities tabs', () => {
     await waitFor(() => expect(fake.to('/ui/api/teams/team-a').at(-1)?.method).toBe('DELETE'));
   });
 
+  it("changes a team's organization from its edit form, sending only that", async () => {
+    const user = userEvent.setup();
+    const fake = gateway({
+      '/ui/api/organizations': () =>
+        listOf([
+          ...organizations,
+          organizationRecord({ organization_id: 'org-2', organization_alias: 'Globex' }),
+        ]),
+      '/ui/api/teams/team-a': (request) => ({ ...teams[0], ...(request.body as object) }),
+    });
+    open(fake, '/identities/teams');
+    await screen.findByRole('table', { name: 'Teams' });
+    await user.click(screen.getByRole('button', { name: 'Edit Alpha' }));
+    const organization = screen.getByLabelText('Organization') as HTMLSelectElement;
+    await within(organization).findByRole('option', { name: 'Globex' });
+    expect(organization.value).toBe('org-1');
+    await user.selectOptions(organization, 'org-2');
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await screen.findByText('Saved changes.');
+    expect(fake.to('/ui/api/teams/team-a')[0]?.body).toEqual({ organization_id: 'org-2' });
+  });
+
   it('asks the gateway to search every page of teams, and says when none match', async () => {
     const user = userEvent.setup();
     const fake = gateway({

@@ -11,10 +11,9 @@ import { useOrganizationOptions } from './list-tools.tsx';
 import { type TeamView, teamLabel } from './types.ts';
 
 const alias: FormField = { name: 'team_alias', label: 'Team alias', kind: 'text', group: 'details' };
-const editFields = [alias, ...limitFieldsOf.team];
 
-function CreateTeamForm(props: { close: () => void; created: () => void }) {
-  const { api, organizationId } = useSession();
+/** Alias, organization (the ones this administrator may choose) and the team's limits and budgets. */
+function useTeamFields(): FormField[] {
   const organizations = useOrganizationOptions('No organization');
   const organization: FormField = {
     name: 'organization_id',
@@ -24,7 +23,12 @@ function CreateTeamForm(props: { close: () => void; created: () => void }) {
     hint: organizations.hint,
     options: organizations.options,
   };
-  const fields = [alias, organization, ...limitFieldsOf.team];
+  return [alias, organization, ...limitFieldsOf.team];
+}
+
+function CreateTeamForm(props: { close: () => void; created: () => void }) {
+  const { api, organizationId } = useSession();
+  const fields = useTeamFields();
   return (
     <IdentityForm
       title="Create a team"
@@ -43,6 +47,7 @@ export function TeamsTab() {
   const { api, isProxyAdmin } = useSession();
   const [organizationFilter, setOrganizationFilter] = useState('');
   const organizations = useOrganizationOptions('Any organization');
+  const editFields = useTeamFields();
   return (
     <EntityTab<TeamView>
       resource="teams"
