@@ -190,6 +190,28 @@ describe('MCP bindings', () => {
     expect(deletes.map((request) => request.path)).toEqual(['/ui/api/mcp-bindings/mcpb_1']);
     expect(gateway.to(BINDINGS).length).toBeGreaterThan(1);
   });
+
+  it('shows the delete under way on its row, which takes no second press', async () => {
+    let release: () => void = () => {};
+    renderTab('/mcp/bindings', {
+      [BINDINGS]: () => list([binding]),
+      [`${BINDINGS}/mcpb_1`]: () =>
+        new Promise((resolve) => {
+          release = () => resolve({ deleted: true, binding_id: 'mcpb_1' });
+        }),
+    });
+    const table = await screen.findByRole('table', { name: 'Bindings' });
+    await userEvent.click(within(table).getByRole('button', { name: 'Delete binding of Team team_a' }));
+    await userEvent.click(
+      within(table).getByRole('button', { name: 'Confirm delete binding of Team team_a' }),
+    );
+    const busy = (await within(table).findByRole('button', {
+      name: 'Delete binding of Team team_a',
+    })) as HTMLButtonElement;
+    await waitFor(() => expect(busy.textContent).toBe('Delete…'));
+    expect(busy.disabled).toBe(true);
+    release();
+  });
 });
 
 describe('MCP tool policies', () => {

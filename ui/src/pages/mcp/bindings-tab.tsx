@@ -26,6 +26,8 @@ export function BindingsTable(props: {
   caption: string;
   serverName?: (serverId: string) => string;
   onDelete?: (binding: McpBinding) => void;
+  /** The binding whose delete is under way: its button shows it and takes no second press. */
+  deleting?: McpBinding | undefined;
 }) {
   if (props.bindings.length === 0) return <p>No bindings: no caller sees these tools.</p>;
   const columns: Column<McpBinding>[] = [
@@ -54,6 +56,7 @@ export function BindingsTable(props: {
           label="Delete"
           target={`binding of ${scopeLabel(binding.scope_type, binding.scope_id)}`}
           onConfirm={() => onDelete(binding)}
+          pending={props.deleting?.binding_id === binding.binding_id}
         />
       ),
     });
@@ -154,6 +157,7 @@ export function BindingsTab() {
               caption="Bindings"
               serverName={keyOf}
               onDelete={(binding) => remove.mutate(binding)}
+              deleting={remove.isPending ? remove.variables : undefined}
             />
           )
         }

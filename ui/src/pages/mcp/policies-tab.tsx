@@ -14,6 +14,8 @@ export function PoliciesTable(props: {
   caption: string;
   serverName?: (serverId: string) => string;
   onDelete?: (policy: McpPolicy) => void;
+  /** The policy whose delete is under way: its button shows it and takes no second press. */
+  deleting?: McpPolicy | undefined;
 }) {
   if (props.policies.length === 0)
     return <p>No policies: every visible tool runs without limits or approval.</p>;
@@ -45,6 +47,7 @@ export function PoliciesTable(props: {
           label="Delete"
           target={`policy of ${policy.tool_name} (${scopeLabel(policy.scope_type, policy.scope_id)})`}
           onConfirm={() => onDelete(policy)}
+          pending={props.deleting?.policy_id === policy.policy_id}
         />
       ),
     });
@@ -84,6 +87,7 @@ export function PoliciesTab() {
               caption="Tool policies"
               serverName={keyOf}
               onDelete={(policy) => remove.mutate(policy)}
+              deleting={remove.isPending ? remove.variables : undefined}
             />
           )
         }
