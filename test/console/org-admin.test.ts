@@ -127,18 +127,20 @@ describe('an organization administrator in the console', () => {
   it('sees none of organization B’s users, spend records, audit entries, approvals, bindings or policies', async () => {
     const console = await harness.openConsole('org-admin');
     const page = console.page;
-    await console.openSignedIn(orgAdminKey, '/ui/identities/users');
-    // Each page shows Acme's row (so it has loaded) and none of Globex's.
-    const pages: Array<[path: string, caption: string, ours: RegExp]> = [
-      ['/ui/identities/users', 'Users', /org-acme-member/],
-      ['/ui/spend', 'Spend records', /org-acme-team/],
-      ['/ui/spend/audit', 'Audit log', /org-acme-team/],
-      ['/ui/mcp/approvals', 'Pending approvals', /org-acme-team/],
-      ['/ui/mcp/bindings', 'Bindings', /org-acme-team/],
-      ['/ui/mcp/policies', 'Tool policies', /org-acme-team/],
+    await console.openSignedIn(orgAdminKey);
+    // Each page, reached as a person would (section, then tab), shows Acme's row (so it has loaded)
+    // and none of Globex's.
+    const pages: Array<[section: string, tab: string | null, caption: string, ours: RegExp]> = [
+      ['Keys & identities', 'Users', 'Users', /org-acme-member/],
+      ['Spend & audit', null, 'Spend records', /org-acme-team/],
+      ['Spend & audit', 'Audit log', 'Audit log', /org-acme-team/],
+      ['MCP', 'Approvals', 'Pending approvals', /org-acme-team/],
+      ['MCP', 'Bindings', 'Bindings', /org-acme-team/],
+      ['MCP', 'Policies', 'Tool policies', /org-acme-team/],
     ];
-    for (const [path, caption, ours] of pages) {
-      await console.goto(path);
+    for (const [section, tab, caption, ours] of pages) {
+      await console.navigate(section);
+      if (tab) await page.getByRole('link', { name: tab, exact: true }).click();
       const rows = table(page, caption);
       await rows.getByText(ours).filter({ visible: true }).first().waitFor();
       expect(await rows.getByText(/globex/i).count(), `${caption}: organization B's rows`).toBe(0);

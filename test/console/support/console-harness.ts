@@ -115,7 +115,11 @@ export class ConsolePage {
     });
     page.on('pageerror', (error) => consolePage.problems.push(`page error: ${error.message}`));
     page.on('requestfailed', (request) => {
-      consolePage.problems.push(`request failed: ${request.url()} (${request.failure()?.errorText})`);
+      const reason = request.failure()?.errorText;
+      // Sections' files are fetched on first use; a reload or page load meanwhile cancels those still
+      // arriving (ERR_ABORTED), which is the browser's doing, not a failure. A missing file is a 404.
+      if (reason === 'net::ERR_ABORTED' && new URL(request.url()).pathname.startsWith('/ui/assets/')) return;
+      consolePage.problems.push(`request failed: ${request.url()} (${reason})`);
     });
     return consolePage;
   }
