@@ -213,11 +213,16 @@ export class IdentityAdmin {
     const changes = userChanges(body);
     await this.requireOutputSupport(changes);
     return this.change([{ kind: 'user', id }], context, async (trx) => {
-      await requireMembership(trx, body.team_id, body.organization_id);
       const repository = new UserRepository(trx);
       const before = await repository.get(id);
-      if (!before || !(await repository.update(id, changes, this.clock.now())))
-        throw errors.notFound('user', id);
+      if (!before) throw errors.notFound('user', id);
+      // The team must lie in the organization after the change, whichever of the two the body names.
+      await requireMembership(
+        trx,
+        body.team_id === undefined ? before.team_id : body.team_id,
+        body.organization_id === undefined ? before.organization_id : body.organization_id,
+      );
+      if (!(await repository.update(id, changes, this.clock.now()))) throw errors.notFound('user', id);
       const record = (await repository.get(id))!;
       const organization = await organizationOfTarget(trx, { kind: 'user', id });
       return { result: record, audit: entry('update', 'user', id, organization, before, record) };

@@ -220,6 +220,56 @@ describe.each(await availableBackends())('the admin authorization matrix on %s',
     expect(await userIds('master', '?organization_id=org-a')).toEqual(['admin-a', 'user-a']);
   });
 
+  it('lists a user by their own organization and a key by its team, as ownership is decided, after a team moves', async () => {
+    // drifter names org-b and is in team-move, which then moves to org-a: drifter stays org-b's, and a
+    // key of team-move used by drifter is org-a's (a key's team decides).
+    await adminOk(gateway, 'POST', '/ui/api/teams', { team_id: 'team-move', organization_id: 'org-b' });
+    await adminOk(gateway, 'POST', '/ui/api/users', {
+      user_id: 'drifter',
+      organization_id: 'org-b',
+      team_id: 'team-move',
+    });
+    const { keyId } = await createKey(gateway, {
+      team_id: 'team-move',
+      user_id: 'drifter',
+      key_name: 'moved',
+    });
+    await adminOk(gateway, 'PUT', '/ui/api/teams/team-move', { organization_id: 'org-a' });
+    try {
+      const ids = async (actor: Actor, path: string, field: string) => {
+        const { status, text } = await call(actor, 'GET', path);
+        expect(status).toBe(200);
+        return (JSON.parse(text).data as Array<Record<string, string>>).map((row) => row[field]);
+      };
+      expect(await ids('orgAdmin', '/ui/api/users', 'user_id')).not.toContain('drifter');
+      expect(await ids('otherOrgAdmin', '/ui/api/users', 'user_id')).toContain('drifter');
+      expect(await ids('orgAdmin', '/ui/api/keys', 'key_id')).toContain(keyId);
+      expect(await ids('otherOrgAdmin', '/ui/api/keys', 'key_id')).not.toContain(keyId);
+      // Joining a team of another organization than one's own is refused, also when only the team is sent.
+      const moved = await gateway.admin('PUT', '/ui/api/users/drifter', { team_id: 'team-a' });
+      expect(moved.status).toBe(400);
+      expect(moved.body.error.param).toBe('team_id');
+    } finally {
+      await adminOk(gateway, 'DELETE', `/ui/api/keys/${keyId}`);
+      await adminOk(gateway, 'DELETE', '/ui/api/users/drifter');
+      await adminOk(gateway, 'DELETE', '/ui/api/teams/team-move');
+    }
+  });
+
+  it('refuses an organization administrator taking a team or user out of their organization', async () => {
+    for (const path of ['/ui/api/teams/team-a', '/ui/api/users/admin-a']) {
+      const response = await fetch(`${gateway.baseUrl}${path}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${keys.orgAdmin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ organization_id: null }),
+      });
+      expect(response.status, path).toBe(403);
+      expect(((await response.json()) as any).error.code).toBe('outside_admin_scope');
+    }
+    expect((await adminOk(gateway, 'GET', '/ui/api/teams/team-a')).organization_id).toBe('org-a');
+    expect((await adminOk(gateway, 'GET', '/ui/api/users/admin-a')).organization_id).toBe('org-a');
+  });
+
   it('lets each actor do exactly what its role allows on every route', async () => {
     const found = await routes();
     expect(found.length).toBeGreaterThanOrEqual(30);

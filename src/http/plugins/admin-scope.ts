@@ -199,6 +199,10 @@ async function enforce(
   }
   if (input.body.role === 'proxy_admin' || input.body.role === 'admin')
     throw outsideScope('organization administrators may not grant the proxy_admin role');
+  // Clearing the organization would take a team or user (and their keys) out of the organization's
+  // budgets and limits, beyond the administrator's reach.
+  if (input.body.organization_id === null)
+    throw outsideScope('organization administrators may not take a team or user out of their organization');
   let anchored = false;
   for (const item of rule.things(input)) {
     if (!item) continue;

@@ -12,15 +12,20 @@ export function teamsOf(db: Db, organizationId: string) {
   return db.selectFrom('teams').select('team_id').where('organization_id', '=', organizationId);
 }
 
+/** A user's own organization decides; only a user without one belongs to their team's (organization-of.ts). */
 export function usersOf(db: Db, organizationId: string) {
   return db
     .selectFrom('users')
     .select('user_id')
     .where((eb) =>
-      eb.or([eb('organization_id', '=', organizationId), eb('team_id', 'in', teamsOf(db, organizationId))]),
+      eb.or([
+        eb('organization_id', '=', organizationId),
+        eb.and([eb('organization_id', 'is', null), eb('team_id', 'in', teamsOf(db, organizationId))]),
+      ]),
     );
 }
 
+/** A key's team decides; only a key without a team belongs to its user's organization (organization-of.ts). */
 export function keysOf(db: Db, organizationId: string) {
   return db
     .selectFrom('api_keys')
@@ -28,7 +33,7 @@ export function keysOf(db: Db, organizationId: string) {
     .where((eb) =>
       eb.or([
         eb('team_id', 'in', teamsOf(db, organizationId)),
-        eb('user_id', 'in', usersOf(db, organizationId)),
+        eb.and([eb('team_id', 'is', null), eb('user_id', 'in', usersOf(db, organizationId))]),
       ]),
     );
 }

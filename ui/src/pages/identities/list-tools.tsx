@@ -150,10 +150,11 @@ export function ListUpdating(props: { query: UseQueryResult<unknown>; what: stri
  * The organization choices: those the API lists for this administrator (an organization
  * administrator's own only; a team or user outside it is the API's 403, shown on the form).
  */
-export function useOrganizationOptions(noneLabel: string) {
+/** `noneLabel` names the "no organization" choice; null leaves it out (an org admin may not clear it). */
+export function useOrganizationOptions(noneLabel: string | null) {
   const organizations = useOptions<OrganizationView>('organizations');
   const options = [
-    { value: '', label: noneLabel },
+    ...(noneLabel === null ? [] : [{ value: '', label: noneLabel }]),
     ...(organizations.data?.data ?? []).map((org) => ({
       value: org.organization_id,
       label: organizationLabel(org),

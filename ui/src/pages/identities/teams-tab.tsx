@@ -14,7 +14,9 @@ const alias: FormField = { name: 'team_alias', label: 'Team alias', kind: 'text'
 
 /** Alias, organization (the ones this administrator may choose) and the team's limits and budgets. */
 function useTeamFields(): FormField[] {
-  const organizations = useOrganizationOptions('No organization');
+  // An organization administrator's teams stay in their organization (the API refuses clearing it).
+  const { isProxyAdmin } = useSession();
+  const organizations = useOrganizationOptions(isProxyAdmin ? 'No organization' : null);
   const organization: FormField = {
     name: 'organization_id',
     label: 'Organization',
