@@ -32,7 +32,15 @@ describe.each(await availableBackends())('identity list search on %s', (_name, m
         organization_id: org,
       });
     }
-    for (const name of ['Billing-Export', 'billing-import', 'checkout', '100%_done', '100xydone'])
+    for (const name of [
+      'Billing-Export',
+      'billing-import',
+      'checkout',
+      '100%_done',
+      '100xydone',
+      'wow!_x',
+      'a\\b',
+    ])
       await createKey(gateway, { key_name: name, team_id: 'org-acme-fin' });
     await createKey(gateway, { key_name: 'globex-billing-bot', team_id: 'org-globex-fin' });
     await adminOk(gateway, 'POST', '/ui/api/users', {
@@ -71,11 +79,14 @@ describe.each(await availableBackends())('identity list search on %s', (_name, m
     });
   });
 
-  it('finds keys by their team, and matches % and _ as themselves', async () => {
+  it('finds keys by their team, and matches %, _, ! and \\ as themselves', async () => {
     expect((await names('/ui/api/keys?search=org-globex', 'key_name')).names).toEqual(['globex-billing-bot']);
-    expect((await names(`/ui/api/keys?search=${encodeURIComponent('%_')}`, 'key_name')).names).toEqual([
-      '100%_done',
-    ]);
+    const searchFor = async (text: string) =>
+      (await names(`/ui/api/keys?search=${encodeURIComponent(text)}`, 'key_name')).names;
+    expect(await searchFor('%_')).toEqual(['100%_done']);
+    // The LIKE escape character and a backslash are plain characters too.
+    expect(await searchFor('!_')).toEqual(['wow!_x']);
+    expect(await searchFor('\\')).toEqual(['a\\b']);
   });
 
   it('finds organizations, teams and users by alias, id or email', async () => {

@@ -1,7 +1,8 @@
 /**
  * The admin lists' `search`: a case-insensitive "contains" over a few text columns, written the same for
- * SQLite and PostgreSQL (lower() on both sides, LIKE with its wildcards escaped, so `%` and `_` in the
- * search are plain characters). lower() folds ASCII letters on SQLite and every letter on PostgreSQL.
+ * SQLite and PostgreSQL: the database's lower() on both sides (so the search and the stored text fold
+ * alike: ASCII letters on SQLite, as the collation says on PostgreSQL), LIKE with `%`, `_` and the
+ * escape character escaped by `!`, which no string-literal setting treats specially.
  */
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 
@@ -9,9 +10,9 @@ import { type RawBuilder, type SqlBool, sql } from 'kysely';
 export const SEARCH_MAX_LENGTH = 200;
 
 export function containsText(columns: readonly string[], text: string): RawBuilder<SqlBool> {
-  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+  const pattern = `%${text.replace(/[!%_]/g, (character) => `!${character}`)}%`;
   const matches = columns.map(
-    (column) => sql`lower(coalesce(${sql.ref(column)}, '')) like ${pattern} escape '\\'`,
+    (column) => sql`lower(coalesce(${sql.ref(column)}, '')) like lower(${pattern}) escape '!'`,
   );
   return sql<SqlBool>`(${sql.join(matches, sql` or `)})`;
 }
