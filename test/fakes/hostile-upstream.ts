@@ -45,8 +45,8 @@ export class HostileUpstream {
   dripMs = 0;
   /** oversize: bytes of the JSON answer (sent chunked, no content-length, so the gateway must count). */
   oversizeBytes = 80 * 1024 * 1024;
-  /** Endless and oversize modes stop writing after this many bytes. */
-  capBytes = 96 * 1024 * 1024;
+  /** Endless and oversize modes stop writing after this many bytes (far past the gateway's read limit). */
+  capBytes = 256 * 1024 * 1024;
   readonly exchanges: HostileExchange[] = [];
   /** Most answers flooding at once (endless-line without drip, oversize) since `resetPeakFlooding()`. */
   peakFlooding = 0;

@@ -30,6 +30,11 @@ const PARALLEL_LIMIT = 40;
 const MEMORY_BOUND_MB = 200;
 /** The most the gateway reads of one answer (docs/operations.md), hence holds for one flooding answer. */
 const READ_LIMIT_MB = 64;
+/**
+ * What the sockets between the hostile upstream and a gateway hold beyond what the gateway read: the
+ * receive buffer (net.ipv4.tcp_rmem allows 32 MiB here), the send buffer (4 MiB) and one written piece.
+ */
+const SOCKET_SLACK_MB = 48;
 
 interface Fault {
   mode: HostileMode;
@@ -134,6 +139,7 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
     it(`${fault.mode}${fault.dripMs ? ' (drip)' : ''}: bounded, clean errors, failover, no leak of memory or slots`, async () => {
       cluster.resetPeakRss();
       cluster.hostile.resetPeakFlooding();
+      const firstExchange = cluster.hostile.exchanges.length;
       const before = cluster.memory();
       cluster.hostile.mode = fault.mode;
       cluster.hostile.firstByteDelayMs = fault.mode === 'slow-first-byte' ? 6_000 : 0;
@@ -189,6 +195,14 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
       if (!fault.callersFault) {
         expect(failedOver, 'failover shows in the answers').toBeGreaterThan(0);
       }
+      // Every answer was abandoned at the read limit: the upstream wrote at most that much and what the
+      // sockets buffer (it writes up to 256 MiB, so a gateway reading on would show here).
+      const writtenMb = cluster.hostile.exchanges
+        .slice(firstExchange)
+        .map((exchange) => exchange.bytes / 2 ** 20);
+      expect(Math.max(0, ...writtenMb), 'MiB an upstream wrote to one answer').toBeLessThan(
+        READ_LIMIT_MB + SOCKET_SLACK_MB,
+      );
       const growth = Math.max(...peak.map((memory, index) => memory.peakRssMb - before[index]!.rssMb));
       // Flooding answers are read up to the read limit each, so memory is bounded per answer in flight,
       // plus the buffers of answers already refused that the collector has not freed yet (room for two).
@@ -226,7 +240,7 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
         ...tally(pair),
         recoverySeconds: null,
         spend: pairSpend,
-        notes: `${failedOver} answered after failover; calm model of another key ${calm.length}/${calm.length} served; peak RSS +${Math.round(growth)} MiB (at most ${cluster.hostile.peakFlooding} answers flooding at once); slots intact`,
+        notes: `${failedOver} answered after failover; calm model of another key ${calm.length}/${calm.length} served; peak RSS +${Math.round(growth)} MiB (at most ${cluster.hostile.peakFlooding} answers flooding at once, at most ${Math.round(Math.max(0, ...writtenMb))} MiB written to one); slots intact`,
       });
       recordScenario({
         ...common,
