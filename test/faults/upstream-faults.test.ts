@@ -232,6 +232,10 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
       // The oversize fault must reach the read bound, not pass as a timeout scenario.
       if (fault.mode === 'oversize') expect(tooLarge, 'a solo answer met the 64 MiB bound').toBe(true);
       const common = { group: 'Upstream', readinessSeconds: null };
+      const floods =
+        cluster.hostile.peakFlooding > 0
+          ? ` (at most ${cluster.hostile.peakFlooding} answers flooding at once, at most ${Math.round(Math.max(...writtenMb))} MiB written to one)`
+          : '';
       recordScenario({
         ...common,
         scenario: `${fault.scenario}; group of 2 deployments`,
@@ -240,7 +244,7 @@ describe('misbehaving upstreams under load on two gateway processes', () => {
         ...tally(pair),
         recoverySeconds: null,
         spend: pairSpend,
-        notes: `${failedOver} answered after failover; calm model of another key ${calm.length}/${calm.length} served; peak RSS +${Math.round(growth)} MiB (at most ${cluster.hostile.peakFlooding} answers flooding at once, at most ${Math.round(Math.max(0, ...writtenMb))} MiB written to one); slots intact`,
+        notes: `${failedOver} answered after failover; calm model of another key ${calm.length}/${calm.length} served; peak RSS +${Math.round(growth)} MiB${floods}; slots intact`,
       });
       recordScenario({
         ...common,
