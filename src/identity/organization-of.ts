@@ -25,11 +25,32 @@ export type OwnedThing =
 /** An organization id; null when the thing belongs to none (or is server-wide); undefined when it does not exist. */
 export type Owner = string | null | undefined;
 
+/** A change of a key's owners: a field left out keeps its stored value, null clears it. */
+export interface KeyOwnersChange {
+  team_id?: unknown;
+  user_id?: unknown;
+}
+
 export class OrganizationOf {
   private readonly db: Kysely<DatabaseSchema>;
 
   constructor(db: Kysely<DatabaseSchema>) {
     this.db = db;
+  }
+
+  /** The organization of a key with these owners: its team's, or without a team its user's. */
+  async ofKeyOwners(teamId: string | null, userId: string | null): Promise<Owner> {
+    if (teamId) return (await this.of({ kind: 'team', id: teamId })) ?? null;
+    return userId ? ((await this.of({ kind: 'user', id: userId })) ?? null) : null;
+  }
+
+  /** The organization a key would belong to after `change`; undefined when the key does not exist. */
+  async ofKeyAfter(keyId: string, change: KeyOwnersChange): Promise<Owner> {
+    const key = await new ApiKeyRepository(this.db).get(keyId);
+    if (!key) return undefined;
+    const owner = (next: unknown, stored: string | null) =>
+      next === undefined ? stored : typeof next === 'string' ? next : null;
+    return this.ofKeyOwners(owner(change.team_id, key.team_id), owner(change.user_id, key.user_id));
   }
 
   async of(thing: OwnedThing): Promise<Owner> {
@@ -51,9 +72,7 @@ export class OrganizationOf {
       }
       case 'key': {
         const key = await new ApiKeyRepository(db).get(thing.id);
-        if (!key) return undefined;
-        if (key.team_id) return (await this.of({ kind: 'team', id: key.team_id })) ?? null;
-        return key.user_id ? ((await this.of({ kind: 'user', id: key.user_id })) ?? null) : null;
+        return key && this.ofKeyOwners(key.team_id, key.user_id);
       }
       case 'scope':
         return this.ofScope(thing.scopeType, thing.scopeId);

@@ -270,6 +270,32 @@ describe.each(await availableBackends())('the admin authorization matrix on %s',
     expect((await adminOk(gateway, 'GET', '/ui/api/users/admin-a')).organization_id).toBe('org-a');
   });
 
+  it("refuses an organization administrator's key change that would hand the key to another organization", async () => {
+    // Both keys are organization A's through team-a; one's user is B's member, the other's A's user.
+    const toB = await createKey(gateway, { team_id: 'team-a', user_id: 'member-b', key_name: 'shared' });
+    const staysA = await createKey(gateway, { team_id: 'team-a', user_id: 'user-a', key_name: 'own' });
+    const put = async (keyId: string, body: object) => {
+      const response = await fetch(`${gateway.baseUrl}/ui/api/keys/${keyId}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${keys.orgAdmin}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    try {
+      const refused = await put(toB.keyId, { team_id: null });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('outside_admin_scope');
+      expect((await adminOk(gateway, 'GET', `/ui/api/keys/${toB.keyId}`)).team_id).toBe('team-a');
+      // Clearing the user keeps the key in team-a; clearing the team of a key whose user is A's keeps it in A.
+      expect((await put(toB.keyId, { user_id: null })).status).toBe(200);
+      expect((await put(staysA.keyId, { team_id: null })).status).toBe(200);
+    } finally {
+      await adminOk(gateway, 'DELETE', `/ui/api/keys/${toB.keyId}`);
+      await adminOk(gateway, 'DELETE', `/ui/api/keys/${staysA.keyId}`);
+    }
+  });
+
   it('lets each actor do exactly what its role allows on every route', async () => {
     const found = await routes();
     expect(found.length).toBeGreaterThanOrEqual(30);

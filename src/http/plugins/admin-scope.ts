@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { OrganizationOf, OwnedThing } from '../../identity/organization-of.ts';
+import type { OrganizationOf, OwnedThing, Owner } from '../../identity/organization-of.ts';
 import { ErrorType } from '../../lib/error-catalogue.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
 
@@ -32,15 +32,21 @@ export type ScopeRule =
    * not exist yet are skipped; the route answers 404 or creates them). With `anchored`, at least one
    * of them must exist and belong to it: what is created lands inside the organization.
    */
-  | { kind: 'owned'; things: (input: Input) => Array<OwnedThing | undefined>; anchored?: boolean };
+  | {
+      kind: 'owned';
+      things: (input: Input) => Array<OwnedThing | undefined>;
+      anchored?: boolean;
+      /** Where the changed thing would belong afterwards: it must stay in the organization. */
+      after?: (input: Input, organizationOf: OrganizationOf) => Promise<Owner>;
+    };
 
 const proxy: ScopeRule = { kind: 'proxy' };
 const list: ScopeRule = { kind: 'list' };
-const owned = (things: (input: Input) => Array<OwnedThing | undefined>, anchored = false): ScopeRule => ({
-  kind: 'owned',
-  things,
-  anchored,
-});
+const owned = (
+  things: (input: Input) => Array<OwnedThing | undefined>,
+  anchored = false,
+  after?: (input: Input, organizationOf: OrganizationOf) => Promise<Owner>,
+): ScopeRule => ({ kind: 'owned', things, anchored, ...(after ? { after } : {}) });
 const thing = (kind: Exclude<OwnedThing['kind'], 'scope'>, id: unknown): OwnedThing | undefined =>
   typeof id === 'string' ? { kind, id } : undefined;
 const scope = (body: Record<string, unknown>): OwnedThing | undefined =>
@@ -98,6 +104,7 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
   'POST /ui/api/keys': owned(({ body }) => [thing('team', body.team_id), thing('user', body.user_id)], true),
   'GET /ui/api/keys': list,
   'GET /ui/api/keys/:key_id': owned(({ params }) => [thing('key', params.key_id)]),
+  // Clearing the team (or the user) hands the key to the other one's organization, which may be another.
   'PUT /ui/api/keys/:key_id': owned(
     ({ params, body }) => [
       thing('key', params.key_id),
@@ -105,6 +112,7 @@ export const adminScopeRules: Readonly<Record<string, ScopeRule>> = {
       thing('user', body.user_id),
     ],
     true,
+    ({ params, body }, organizationOf) => organizationOf.ofKeyAfter(params.key_id!, body),
   ),
   'DELETE /ui/api/keys/:key_id': owned(({ params }) => [thing('key', params.key_id)], true),
   'GET /ui/api/audit': list,
@@ -213,6 +221,11 @@ async function enforce(
   }
   if (rule.anchored && !anchored) {
     throw outsideScope('name something of your organization (organization_id, team_id, user_id or scope)');
+  }
+  if (rule.after) {
+    const owner = await rule.after(input, organizationOf);
+    if (owner !== undefined && owner !== organizationId)
+      throw outsideScope('after this change it would belong to another organization (or to none)');
   }
 }
 
