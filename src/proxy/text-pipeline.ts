@@ -18,7 +18,7 @@ import type { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { upstreamModelOf } from '../routing/deployment-calls.ts';
 import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
-import type { Router, StartedStream } from '../routing/router.ts';
+import type { Routed, Router, StartedStream } from '../routing/router.ts';
 import { answerFromCache } from './cached-answer.ts';
 import type { McpToolLoop } from './mcp-tool-loop.ts';
 import { admitRequest, deadlineExceeded, recordFinish, resolveGroup, statusOf } from './request-admission.ts';
@@ -179,7 +179,15 @@ export class TextPipeline {
         charge.firstToken();
         return {
           kind: 'stream',
-          chunks: this.streamChunks(routed.value, model, routed.deployment, started, charge, plan),
+          chunks: this.streamChunks(
+            routed.value,
+            model,
+            routed.deployment,
+            started,
+            charge,
+            plan,
+            fallbackGroup(group, routed),
+          ),
           deploymentId: routed.deployment.id,
           attempts: routed.attempts,
           headers: charge.headers,
@@ -193,12 +201,16 @@ export class TextPipeline {
       // A JSON answer's output headers show the final accounting (spec output headers).
       if (ownsCharge) await charge.outputAccounted();
       if (plan && this.options.cache)
-        void this.options.cache.put(plan, {
-          kind: 'json',
-          response,
-          ...(json !== undefined ? { json } : {}),
-          ...(native !== undefined ? { native } : {}),
-        });
+        void this.options.cache.put(
+          plan,
+          {
+            kind: 'json',
+            response,
+            ...(json !== undefined ? { json } : {}),
+            ...(native !== undefined ? { native } : {}),
+          },
+          fallbackGroup(group, routed),
+        );
       this.finish(model, 200, started);
       return {
         kind: 'json',
@@ -238,6 +250,7 @@ export class TextPipeline {
     startedAt: number,
     charge: RequestCharge,
     plan: CachePlan | undefined,
+    answeredBy: string | undefined,
   ): AsyncGenerator<StreamChunk> {
     const recorder = plan && this.options.cache?.recorder(plan);
     let usage = started.first.usage;
@@ -253,7 +266,7 @@ export class TextPipeline {
       finish: (status) => this.finish(model, status, startedAt),
     });
     const entry = recorder?.entry();
-    if (plan && entry) void this.options.cache?.put(plan, entry);
+    if (plan && entry) void this.options.cache?.put(plan, entry, answeredBy);
   }
 
   /**
@@ -281,4 +294,9 @@ export class TextPipeline {
   private finish(model: string, status: number, startedAt: number): void {
     recordFinish(this.options.metrics, model, status, startedAt);
   }
+}
+
+/** The group that answered when it is a fallback of the requested one (its answer is cached under it). */
+function fallbackGroup(requested: ModelGroup, routed: Routed<unknown>): string | undefined {
+  return routed.modelGroup === requested.name ? undefined : routed.modelGroup;
 }
