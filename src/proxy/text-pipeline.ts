@@ -79,8 +79,6 @@ export interface TextPipelineOptions {
   accounting?: SpendAccounting;
   /** The response cache; absent, answers carry no x-switchboard-cache header (tests of other concerns). */
   cache?: ResponseCache;
-  /** How long a stream (or tool-loop turn) outlives a caller who left, for its usage report (default USAGE_DRAIN_MS). */
-  usageDrainMs?: number;
 }
 
 export class TextPipeline {
@@ -124,7 +122,7 @@ export class TextPipeline {
     context: TextContext,
     charge: RequestCharge,
   ): Promise<TextOutcome> {
-    const upstream = new UpstreamSignal(context.signal, this.drainMs);
+    const upstream = new UpstreamSignal(context.signal, USAGE_DRAIN_MS);
     upstream.outliveCaller();
     let outcome: TextOutcome;
     try {
@@ -181,13 +179,9 @@ export class TextPipeline {
     }
   }
 
-  private get drainMs(): number {
-    return this.options.usageDrainMs ?? USAGE_DRAIN_MS;
-  }
-
   private get streamParts(): TextStreamParts {
     const { router, metrics, cache } = this.options;
-    return { router, metrics, cache, drainMs: this.drainMs };
+    return { router, metrics, cache, drainMs: USAGE_DRAIN_MS };
   }
 
   private admit(
