@@ -11,6 +11,7 @@ import type { ReadinessProbe } from '../observability/readiness.ts';
 import type { Database } from '../store/db/create-database.ts';
 import { SpendRepository } from '../store/db/repositories/spend-repository.ts';
 import { OutboxSettler } from './outbox-settler.ts';
+import { usageBounds } from './plausible-usage.ts';
 import { PriceBook } from './price-book.ts';
 import { LegacySpendWriter, OutboxSpendWriter, type SpendWriter } from './spend-writer.ts';
 
@@ -22,8 +23,10 @@ export interface PipelineAccounting {
     upstreamModel: string,
     units?: Parameters<PriceBook['costOf']>[3],
   ): number | null;
+  usageBound(deploymentId: string): number;
   writer: SpendWriter;
   metrics: Metrics;
+  logger: Logger;
   now(): number;
 }
 
@@ -81,8 +84,10 @@ export function createSpendAccounting(deps: {
     accounting: {
       costOf: (deploymentId, usage, upstreamModel, units) =>
         book.costOf(deploymentId, usage, upstreamModel, units),
+      usageBound: usageBounds(config),
       writer,
       metrics,
+      logger,
       now: () => clock.now(),
     },
     repository,

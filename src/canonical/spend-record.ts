@@ -20,8 +20,17 @@ export interface SpendRecord {
   attempts: number;
   stream: boolean;
   status: number;
-  /** False when a provider call reported no usage: counts and cost are then null, never estimated. */
+  /**
+   * False when a provider call's usage did not come from its report: counts and cost are then the
+   * gateway's estimate when `usageEstimated`, else null.
+   */
   usageKnown: boolean;
+  /**
+   * True when a call was charged the gateway's estimate (the caller left a stream before the usage
+   * report and the drain ended without it, or the report was unreadable). Absent in outbox rows
+   * written before it existed: false.
+   */
+  usageEstimated?: boolean;
   promptTokens: number | null;
   completionTokens: number | null;
   reasoningTokens: number | null;

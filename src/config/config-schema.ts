@@ -140,20 +140,6 @@ export const RouterSettingsSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** The response cache (docs/cache.md); the key fields a request hashes by default (cache version 6). */
-export const RESPONSE_CACHE_KEY_FIELDS = [
-  'messages',
-  'tools',
-  'tool_choice',
-  'response_format',
-  'temperature',
-  'top_p',
-  'seed',
-  'stop',
-  'max_tokens',
-  'max_completion_tokens',
-] as const;
-
 const ResponseCacheSchema = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean()),
@@ -162,7 +148,8 @@ const ResponseCacheSchema = Type.Object(
     scope: Type.Optional(Type.Enum(['team', 'key', 'global'])),
     endpoints: Type.Optional(Type.Array(Type.Enum(['chat', 'completions', 'responses', 'messages']))),
     extra_key_fields: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }))),
-    ignored_key_fields: Type.Optional(Type.Array(Type.Enum([...RESPONSE_CACHE_KEY_FIELDS]))),
+    // Any request field (cache version 7 hashes every field; config/response-cache-settings.ts checks them).
+    ignored_key_fields: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }))),
   },
   { additionalProperties: false },
 );

@@ -162,8 +162,8 @@ export interface ResponseCacheSettings {
   /** Whose answers a request may read: its team's (its key's without a team), its key's, or everyone's. */
   scope: 'team' | 'key' | 'global';
   endpoints: ReadonlyArray<'chat' | 'completions' | 'responses' | 'messages'>;
-  /** Request fields hashed besides the default ones. */
+  /** Default-unkeyed fields (stream_options, metadata) put back into the hash. */
   extra_key_fields: readonly string[];
-  /** Default key fields left out of the hash. */
+  /** Request fields left out of the hash besides the default-unkeyed ones. */
   ignored_key_fields: readonly string[];
 }

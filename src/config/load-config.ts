@@ -19,6 +19,7 @@ import { type ConfigFile, ConfigFileSchema } from './config-schema.ts';
 import { resolveEnvReferences, stringValues } from './env-references.ts';
 import { checkInertSettings } from './inert-settings.ts';
 import { applyLiteLlmAliases, writtenPath } from './litellm-aliases.ts';
+import { responseCacheSettings } from './response-cache-settings.ts';
 import { resolveTierModes } from './tier-modes.ts';
 
 export interface LoadConfigOptions {
@@ -226,15 +227,7 @@ function buildConfig(
       redis_command_timeout_ms: general.redis_command_timeout_ms ?? 50,
       redis_key_prefix: general.redis_key_prefix ?? 'switchboard:',
       spend_ingestion_mode: general.spend_ingestion_mode ?? 'legacy',
-      response_cache: {
-        enabled: general.response_cache?.enabled ?? false,
-        ttl_seconds: general.response_cache?.ttl_seconds ?? 600,
-        max_entry_bytes: general.response_cache?.max_entry_bytes ?? 1_048_576,
-        scope: general.response_cache?.scope ?? 'team',
-        endpoints: general.response_cache?.endpoints ?? ['chat', 'completions', 'responses', 'messages'],
-        extra_key_fields: general.response_cache?.extra_key_fields ?? [],
-        ignored_key_fields: general.response_cache?.ignored_key_fields ?? [],
-      },
+      response_cache: responseCacheSettings(general.response_cache, issues, warnings),
       telemetry_database_url:
         general.telemetry_database_url ?? general.database_url ?? join(options.dataDir, 'switchboard.db'),
       spend_finalization_timeout_ms: general.spend_finalization_timeout_ms ?? 5_000,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type CallIdentity, callFingerprint, canonicalJson } from './call-fingerprint.ts';
+import { canonicalJson } from '../lib/canonical-json.ts';
+import { type CallIdentity, callFingerprint } from './call-fingerprint.ts';
 
 const call: CallIdentity = {
   keyId: 'key_1',

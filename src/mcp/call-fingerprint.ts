@@ -1,18 +1,9 @@
 /**
- * Canonical JSON (object keys sorted at every depth) and the SHA-256 fingerprint of a tool call, which
+ * The SHA-256 fingerprint of a tool call over its canonical JSON (lib/canonical-json.ts), which
  * decides whether two calls are "identical" for approvals and the result cache.
  */
 import { createHash } from 'node:crypto';
-
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.keys(value as Record<string, unknown>)
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-  return `{${entries.join(',')}}`;
-}
+import { canonicalJson } from '../lib/canonical-json.ts';
 
 export interface CallIdentity {
   /** The calling API key (null for the master key). */

@@ -101,6 +101,19 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
       labelNames: ['model'] as const,
       registers,
     }),
+    // Billing edges (issue 25): usage reports not charged as they came, and charges the gateway estimated.
+    implausibleUsage: new Counter({
+      name: 'gateway_implausible_usage_total',
+      help: 'Provider usage reports not charged as reported, by reason (above_bound, negative, not_integer, unreadable).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    estimatedCharges: new Counter({
+      name: 'gateway_estimated_charges_total',
+      help: 'Provider calls charged an estimate instead of their usage report, by reason (caller_left, unreadable_usage).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     accountingWrites: new Counter({
       name: 'gateway_accounting_writes_total',
       help: 'Spend records by ingestion mode and outcome (legacy: written, retained, written_after_retry, dropped; outbox: accepted, failed, timeout, settled).',

@@ -7,6 +7,12 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import {
+  type CheckedUsage,
+  checkUsage,
+  DEFAULT_USAGE_BOUND,
+  type UsageProblem,
+} from '../accounting/plausible-usage.ts';
 import type { SpendWriter } from '../accounting/spend-writer.ts';
 import type { Caller } from '../canonical/caller.ts';
 import type { BilledUnits } from '../canonical/modalities.ts';
@@ -14,6 +20,7 @@ import type { SpendRecord } from '../canonical/spend-record.ts';
 import type { Usage } from '../canonical/usage.ts';
 import type { AdmissionTicket } from '../limits/caller-admission.ts';
 import type { DeploymentCapacity, DeploymentUsageSnapshot } from '../limits/deployment-capacity.ts';
+import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { CounterAdjustment } from '../store/shared/rate-limit-counters.ts';
 
@@ -29,10 +36,16 @@ export interface SpendAccounting {
     upstreamModel: string,
     units?: BilledUnits,
   ): number | null;
+  /** The most tokens one call of the deployment can count (plausible-usage.ts). */
+  usageBound(deploymentId: string): number;
   writer: SpendWriter;
   metrics: Metrics;
+  logger: Logger;
   now(): number;
 }
+
+/** Why a call was charged an estimate instead of its provider's report. */
+export type EstimateReason = 'caller_left' | 'unreadable_usage';
 
 /** The request's own facts, known at admission. */
 export interface ChargedRequest {
@@ -59,6 +72,9 @@ export class RequestCharge {
   private unpriced = false;
   private calls = 0;
   private usageUnknown = false;
+  private usageEstimated = false;
+  /** Failed attempts that may have produced output (routing's report), for a tool-loop turn's estimate. */
+  private openAttemptsFailed = 0;
   private deploymentId: string | null = null;
   private modelGroup: string | null = null;
   private attempts = 0;
@@ -84,26 +100,94 @@ export class RequestCharge {
   /**
    * A provider call for this request answered, with this token usage (undefined when the provider gave
    * none) and the non-token units it is billed by (an image call without token usage is still known).
+   * Implausible usage is clamped, and unreadable usage charged `estimate()` when one is given (both
+   * reported: log and metric). Returns the usage charged.
    */
-  answered(deploymentId: string, usage: Usage | undefined, upstreamModel: string, units?: BilledUnits): void {
+  answered(
+    deploymentId: string,
+    usage: Usage | undefined,
+    upstreamModel: string,
+    units?: BilledUnits,
+    estimate?: () => Usage,
+  ): Usage | undefined {
+    const checked = usage && this.plausible(deploymentId, usage);
+    if (usage && !checked?.usage && estimate) {
+      this.estimated(deploymentId, estimate(), upstreamModel, 'unreadable_usage');
+      return undefined;
+    }
+    const charged = checked?.usage;
+    this.charge(deploymentId, charged, upstreamModel, units);
+    if (!charged && !units) this.usageUnknown = true;
+    // Cache hits and non-text units (images, audio, rerank) are not output-token accounting (rule 2, 5);
+    // an implausible report's output is unknown, as output-token limits never count a guess.
+    if (!this.cacheHit && !units)
+      this.ticket.output?.attempt(checked?.problem === undefined ? outputOf(charged) : 'unknown');
+    return charged;
+  }
+
+  /**
+   * A provider call whose report never came (or could not be read) is charged the gateway's estimate:
+   * to budgets, spend and the token counters, with the record marked estimated. Its output stays unknown
+   * for output-token limits, which never count estimates.
+   */
+  estimated(deploymentId: string, usage: Usage, upstreamModel: string, reason: EstimateReason): void {
+    this.usageEstimated = true;
+    this.charge(deploymentId, usage, upstreamModel, undefined);
+    this.ticket.output?.attempt('unknown');
+    this.accounting?.metrics.estimatedCharges.inc({ reason });
+  }
+
+  private charge(
+    deploymentId: string,
+    usage: Usage | undefined,
+    upstreamModel: string,
+    units: BilledUnits | undefined,
+  ): void {
     this.calls++;
     if (usage) {
       const tokens = this.tokens;
       tokens.prompt += usage.prompt_tokens;
       tokens.completion += usage.completion_tokens;
       tokens.total += usage.total_tokens;
-      tokens.reasoning += count(usage.completion_tokens_details?.reasoning_tokens);
-      tokens.cached += count(usage.prompt_tokens_details?.cached_tokens);
-      tokens.cacheCreation += count(usage.prompt_tokens_details?.cache_creation_tokens);
-    } else if (!units) {
-      this.usageUnknown = true;
+      // Details never pass the counts they are part of (a clamped report's details are not clamped).
+      tokens.reasoning += Math.min(
+        count(usage.completion_tokens_details?.reasoning_tokens),
+        usage.completion_tokens,
+      );
+      tokens.cached += Math.min(count(usage.prompt_tokens_details?.cached_tokens), usage.prompt_tokens);
+      tokens.cacheCreation += Math.min(
+        count(usage.prompt_tokens_details?.cache_creation_tokens),
+        usage.prompt_tokens,
+      );
     }
-    // Cache hits and non-text units (images, audio, rerank) are not output-token accounting (rule 2, 5).
-    if (!this.cacheHit && !units) this.ticket.output?.attempt(outputOf(usage));
     const cost = this.accounting ? this.accounting.costOf(deploymentId, usage, upstreamModel, units) : null;
     if (cost === null) this.unpriced = true;
     else this.cost += cost;
     this.adjustments.push(...this.deploymentCapacity.settlement(deploymentId, usage?.total_tokens));
+  }
+
+  /** The report as it may be charged (no usage when unreadable); anything implausible is logged and counted. */
+  private plausible(deploymentId: string, usage: Usage): CheckedUsage {
+    const accounting = this.accounting;
+    const checked = checkUsage(usage, accounting?.usageBound(deploymentId) ?? DEFAULT_USAGE_BOUND);
+    if (checked.problem !== undefined) this.reportImplausible(deploymentId, checked.problem, checked.usage);
+    return checked;
+  }
+
+  private reportImplausible(deploymentId: string, problem: UsageProblem, charged: Usage | undefined): void {
+    if (!this.accounting) return;
+    this.accounting.metrics.implausibleUsage.inc({ reason: problem });
+    // The counts charged, never the upstream's raw values (a string there could hold anything).
+    this.accounting.logger.warn(
+      {
+        deploymentId,
+        reason: problem,
+        requestId: this.request?.requestId,
+        chargedPromptTokens: charged?.prompt_tokens ?? null,
+        chargedCompletionTokens: charged?.completion_tokens ?? null,
+      },
+      'implausible usage from the upstream: not charged as reported',
+    );
   }
 
   /** The routing facts of the call that answered (the last one, for an MCP tool loop). */
@@ -118,7 +202,14 @@ export class RequestCharge {
    * was sent and then timed out, broke or was cancelled), so its usage is unknown (rule 6).
    */
   attemptFailed(outputUnknown: boolean): void {
-    if (outputUnknown) this.ticket.output?.attempt('unknown');
+    if (!outputUnknown) return;
+    this.openAttemptsFailed++;
+    this.ticket.output?.attempt('unknown');
+  }
+
+  /** How many failed attempts so far may have produced output (see attemptFailed). */
+  get attemptsWithUnknownOutput(): number {
+    return this.openAttemptsFailed;
   }
 
   /** Waits for the output-token writes started so far, so headers show the final accounting. */
@@ -152,14 +243,14 @@ export class RequestCharge {
   /** The answer came from the response cache: no provider call, no cost, the cached answer's tokens recorded. */
   servedFromCache(usage: Usage | undefined): void {
     this.cacheHit = true;
-    if (usage) this.answered('', usage, '');
+    if (usage) this.charge('', checkUsage(usage, DEFAULT_USAGE_BOUND).usage, '', undefined);
     this.cost = 0;
     this.unpriced = false;
     this.adjustments.length = 0;
   }
 
   /**
-   * Content reached the caller but the answer never completed: its usage is unknown, never estimated.
+   * Content reached the caller but the answer never completed (the upstream broke): its usage is unknown.
    * `attemptOpen`: a provider attempt was still running (a stream cut or left), so its output is
    * unknown too; false when routing already reported every attempt (attemptFailed).
    */
@@ -228,7 +319,8 @@ export class RequestCharge {
       attempts: this.attempts,
       stream: request.stream,
       status,
-      usageKnown: known,
+      usageKnown: known && !this.usageEstimated,
+      usageEstimated: this.usageEstimated,
       promptTokens: counted(tokens.prompt),
       completionTokens: counted(tokens.completion),
       reasoningTokens: counted(tokens.reasoning),

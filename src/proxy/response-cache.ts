@@ -1,8 +1,9 @@
 /**
  * The response cache's decisions and entries (docs/cache.md): whether a request may read or write the
  * cache (settings, the key's and team's switch, Cache-Control and the body's `cache` object, MCP tools),
- * the entry key (a SHA-256 of the versioned key fields, scoped to a team, a key or everyone), and the
- * stored form of an answer: the canonical JSON answer, or a stream's chunks as they were sent, replayed
+ * the entry key (a SHA-256 of the request's fields in canonical JSON, all but those known not to change
+ * the answer, scoped to a team, a key or everyone, under the model group that answered), and the stored
+ * form of an answer: the canonical JSON answer, or a stream's chunks as they were sent, replayed
  * in their original format. A store that fails degrades to no caching, never to an error.
  */
 import { createHash } from 'node:crypto';
@@ -12,22 +13,28 @@ import { type ChatRequest, nativeBody } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
 import { chunkUsage, type Usage } from '../canonical/usage.ts';
 import type { ResponseCacheSettings } from '../config/config.ts';
-import { RESPONSE_CACHE_KEY_FIELDS } from '../config/config-schema.ts';
+import {
+  RESPONSE_CACHE_FIXED_FIELDS,
+  RESPONSE_CACHE_UNKEYED_FIELDS,
+} from '../config/response-cache-settings.ts';
+import { canonicalJson } from '../lib/canonical-json.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { responseCacheKey } from '../store/shared/response-cache-keys.ts';
+import {
+  RESPONSE_CACHE_VERSION as CACHE_VERSION,
+  type ResponseCacheKeyParts,
+  responseCacheKey,
+} from '../store/shared/response-cache-keys.ts';
 import type { SharedStore } from '../store/shared/shared-store.ts';
-
-/** The cache version of the key fields (spec versioning rule 3). */
-const CACHE_VERSION = 6;
 
 export type CacheStatus = 'hit' | 'miss' | 'bypass';
 
 /** What the cache does for one request. */
 export interface CachePlan {
   status: CacheStatus;
-  /** Set unless bypassed. */
+  /** Set unless bypassed: the key under the requested model, and its parts. */
   key?: string;
+  parts?: ResponseCacheKeyParts;
   read: boolean;
   write: boolean;
   ttlMs: number;
@@ -51,7 +58,8 @@ export class ResponseCache {
   private readonly store: SharedStore;
   private readonly metrics: Metrics;
   private readonly logger: Logger;
-  private readonly keyFields: readonly string[];
+  /** Top-level request fields left out of the hash. */
+  private readonly unkeyed: ReadonlySet<string>;
 
   constructor(options: {
     settings: ResponseCacheSettings;
@@ -63,11 +71,13 @@ export class ResponseCache {
     this.store = options.store;
     this.metrics = options.metrics;
     this.logger = options.logger;
-    const ignored = new Set(options.settings.ignored_key_fields);
-    this.keyFields = [
-      ...RESPONSE_CACHE_KEY_FIELDS.filter((field) => !ignored.has(field)),
-      ...options.settings.extra_key_fields,
-    ];
+    const unkeyed = new Set([
+      ...RESPONSE_CACHE_FIXED_FIELDS,
+      ...RESPONSE_CACHE_UNKEYED_FIELDS,
+      ...options.settings.ignored_key_fields,
+    ]);
+    for (const field of options.settings.extra_key_fields) unkeyed.delete(field);
+    this.unkeyed = unkeyed;
   }
 
   /**
@@ -91,14 +101,19 @@ export class ResponseCache {
     const noStore = cacheControl.includes('no-store') || control['no-store'] === true;
     const noCache = cacheControl.includes('no-cache') || control['no-cache'] === true;
     if (noStore && noCache) return this.bypass(true);
+    // A per-request ttl may shorten the configured one, never lengthen it (clamped, like LiteLLM's lenient
+    // cache controls, which ignore a value they cannot use).
+    const configured = this.settings.ttl_seconds;
     const ttlSeconds =
-      typeof control.ttl === 'number' && control.ttl > 0 ? control.ttl : this.settings.ttl_seconds;
+      typeof control.ttl === 'number' && control.ttl > 0 ? Math.min(control.ttl, configured) : configured;
+    const parts = this.keyParts(request, caller, endpointPath);
     return {
       status: 'miss',
-      key: this.keyOf(request, caller, endpointPath),
+      key: responseCacheKey(parts),
+      parts,
       read: !noCache,
       write: !noStore,
-      ttlMs: Math.round(Math.min(ttlSeconds, 2_592_000) * 1000),
+      ttlMs: Math.round(ttlSeconds * 1000),
     };
   }
 
@@ -122,16 +137,21 @@ export class ResponseCache {
     }
   }
 
-  /** Stores an answer for a plan that may write (entries over max_entry_bytes are skipped). */
-  async put(plan: CachePlan, entry: CacheEntry): Promise<void> {
-    if (!plan.write || plan.key === undefined) return;
+  /**
+   * Stores an answer for a plan that may write (entries over max_entry_bytes are skipped). An answer of
+   * a fallback group (`answeredBy`, when it is not the requested group) is stored under that group's
+   * model segment: only callers who ask for, and so may use, that group read it.
+   */
+  async put(plan: CachePlan, entry: CacheEntry, answeredBy?: string): Promise<void> {
+    if (!plan.write || plan.key === undefined || plan.parts === undefined) return;
+    const key = answeredBy === undefined ? plan.key : responseCacheKey({ ...plan.parts, model: answeredBy });
     const text = JSON.stringify({ v: CACHE_VERSION, ...entry });
     if (Buffer.byteLength(text) > this.settings.max_entry_bytes) {
       this.metrics.cacheRequests.inc({ outcome: 'too_large' });
       return;
     }
     try {
-      await this.store.cacheSet(plan.key, text, plan.ttlMs);
+      await this.store.cacheSet(key, text, plan.ttlMs);
       this.metrics.cacheBytes.inc({ direction: 'written' }, text.length);
     } catch (error) {
       this.failed('write', error);
@@ -155,19 +175,16 @@ export class ResponseCache {
     this.logger.warn({ err: error }, `response cache ${operation} failed; answering without the cache`);
   }
 
-  private keyOf(request: ChatRequest, caller: Caller, endpointPath: string): string {
-    const fields: Record<string, unknown> = {
-      endpoint: endpointPath,
-      model: request.model,
-      stream: request.stream === true,
-    };
-    for (const field of this.keyFields) fields[field] = request[field];
-    // A Messages body may carry what the canonical request does not (thinking, top_k).
-    const native = request[nativeBody];
-    if (native) fields.native = { thinking: native.body.thinking, top_k: native.body.top_k };
-    const hash = createHash('sha256')
-      .update(JSON.stringify([CACHE_VERSION, fields]))
-      .digest('hex');
+  /**
+   * The hash covers every field sent upstream except the unkeyed ones, in canonical JSON (key order
+   * does not matter). A Messages body goes upstream as it came (to an Anthropic deployment) or as the
+   * canonical request derived from it alone, so its own fields are hashed. The model is not hashed: it
+   * is the key's own segment, which lets a fallback's answer be stored under the group that gave it.
+   */
+  private keyParts(request: ChatRequest, caller: Caller, endpointPath: string): ResponseCacheKeyParts {
+    const fields = request[nativeBody]?.body ?? request;
+    const text = `${CACHE_VERSION}\n${endpointPath}\n${request.stream === true}\n${canonicalJson(fields, this.unkeyed)}`;
+    const hash = createHash('sha256').update(text).digest('hex');
     const scope = this.settings.scope;
     const scopeTag =
       scope === 'global'
@@ -175,7 +192,7 @@ export class ResponseCache {
         : scope === 'team' && caller.teamId !== null
           ? `t=${caller.teamId}`
           : `k=${caller.keyId ?? caller.kind}`;
-    return responseCacheKey({ team: caller.teamId, scopeTag, model: request.model, hash });
+    return { team: caller.teamId, scopeTag, model: request.model, hash };
   }
 }
 

@@ -7,25 +7,29 @@
  * encoder's in-band error. A request with MCP tools is admitted once and runs all its model turns
  * inside that admission. Records request, latency and token metrics.
  */
+
+import { answerTokens, estimatedUsage, maxTokensOf } from '../accounting/estimated-usage.ts';
 import { type Caller, mayUseModel } from '../canonical/caller.ts';
 import type { StreamChunk } from '../canonical/chat-chunk.ts';
 import type { ChatRequest } from '../canonical/chat-request.ts';
 import type { ChatCompletion } from '../canonical/chat-response.ts';
-import type { Usage } from '../canonical/usage.ts';
 import { withHeaders } from '../lib/gateway-error.ts';
 import type { CallerAdmission } from '../limits/caller-admission.ts';
 import type { DeploymentCapacity } from '../limits/deployment-capacity.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import { aborted } from '../routing/attempt-outcomes.ts';
 import { upstreamModelOf } from '../routing/deployment-calls.ts';
-import type { Deployment, ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
-import type { Router, StartedStream } from '../routing/router.ts';
+import type { ModelGroup, ModelRegistry } from '../routing/model-registry.ts';
+import type { RouteContext, Router } from '../routing/router.ts';
+import { upstreamFailure } from '../routing/upstream-failure.ts';
 import { answerFromCache } from './cached-answer.ts';
 import type { McpToolLoop } from './mcp-tool-loop.ts';
 import { admitRequest, deadlineExceeded, recordFinish, resolveGroup, statusOf } from './request-admission.ts';
 import type { RequestCharge, SpendAccounting } from './request-charge.ts';
 import type { CachePlan, ResponseCache } from './response-cache.ts';
-import { prepend, settledStream } from './settled-stream.ts';
 import { routingOf, SpendNotRecorded, settleOrFail, settleQuietly } from './settlement.ts';
+import { chargeAnswer, fallbackGroup, routeStream, type TextStreamParts } from './text-stream.ts';
+import { UpstreamSignal, USAGE_DRAIN_MS } from './upstream-signal.ts';
 
 export interface TextContext {
   caller: Caller;
@@ -103,22 +107,81 @@ export class TextPipeline {
       }
     }
     if (!usesMcp || !mcpTools) return this.call(request, group, context, charge, started, true, plan);
+    return this.runToolLoop(mcpTools, request, group, context, charge);
+  }
+
+  /**
+   * A request with MCP tools, all its model turns inside the one admission. Each turn's upstream call
+   * outlives a caller who left by the drain time (UpstreamSignal), so its usage is still charged; no
+   * turn starts after the caller left.
+   */
+  private async runToolLoop(
+    mcpTools: McpToolLoop,
+    request: ChatRequest,
+    group: ModelGroup,
+    context: TextContext,
+    charge: RequestCharge,
+  ): Promise<TextOutcome> {
+    const upstream = new UpstreamSignal(context.signal, USAGE_DRAIN_MS);
+    upstream.outliveCaller();
     let outcome: TextOutcome;
     try {
       outcome = await mcpTools.run(request, context, (turn, turnContext) =>
-        this.call(turn, group, turnContext, charge, performance.now(), false),
+        this.toolLoopTurn(turn, group, turnContext, charge, upstream),
       );
     } catch (error) {
-      settleQuietly(charge, statusOf(error));
+      settleQuietly(charge, upstream.callerLeft ? 499 : statusOf(error));
       throw withHeaders(error, charge.headers);
+    } finally {
+      upstream.end();
     }
     try {
-      await this.settleAnswer(charge);
+      // Answered, though its caller may have left during the last turn (which the drain let finish).
+      await this.settleAnswer(charge, upstream.callerLeft ? 499 : 200);
     } catch (error) {
       throw error instanceof SpendNotRecorded ? error.failure : error;
     }
     await charge.outputAccounted();
     return { ...outcome, headers: charge.headers };
+  }
+
+  /** One model turn of a tool loop; a turn the drain's end stopped after it went up is charged an estimate. */
+  private async toolLoopTurn(
+    turn: ChatRequest,
+    group: ModelGroup,
+    context: TextContext,
+    charge: RequestCharge,
+    upstream: UpstreamSignal,
+  ): Promise<TextOutcome> {
+    if (upstream.callerLeft) throw upstreamFailure(aborted(), turn.model);
+    const openBefore = charge.attemptsWithUnknownOutput;
+    try {
+      return await this.call(
+        turn,
+        group,
+        { ...context, signal: upstream.signal },
+        charge,
+        performance.now(),
+        false,
+      );
+    } catch (error) {
+      const [deploymentId] = routingOf(error);
+      const deployment = deploymentId === null ? undefined : this.options.registry.deployment(deploymentId);
+      if (upstream.callerLeft && charge.attemptsWithUnknownOutput > openBefore && deployment) {
+        const usage = estimatedUsage({
+          bodyBytes: context.bodyBytes,
+          completionTokens: 0,
+          maxTokens: maxTokensOf(turn),
+        });
+        charge.estimated(deployment.id, usage, upstreamModelOf(turn.model, deployment), 'caller_left');
+      }
+      throw error;
+    }
+  }
+
+  private get streamParts(): TextStreamParts {
+    const { router, metrics, cache } = this.options;
+    return { router, metrics, cache, drainMs: USAGE_DRAIN_MS };
   }
 
   private admit(
@@ -150,12 +213,12 @@ export class TextPipeline {
     ownsCharge: boolean,
     plan?: CachePlan,
   ): Promise<TextOutcome> {
-    const { router, metrics } = this.options;
+    const { router } = this.options;
     const model = request.model;
     // The deadline covers routing and retries up to the answer, or up to a stream's first chunk; after
     // that, stream_timeout bounds each silence and the stream may run as long as it keeps sending.
     const deadline = Date.now() + this.options.requestTimeoutMs;
-    const route = {
+    const route: RouteContext = {
       signal: context.signal,
       requestId: context.requestId,
       promptTokenEstimate: Math.ceil(context.bodyBytes / 4),
@@ -167,44 +230,31 @@ export class TextPipeline {
       attemptFailed: (outputUnknown: boolean) => charge.attemptFailed(outputUnknown),
     };
     try {
-      if (request.stream === true) {
-        // Usage is always requested upstream so the gateway can account; encoders decide what callers see.
-        const upstreamRequest: ChatRequest = {
-          ...request,
-          stream_options: { ...request.stream_options, include_usage: true },
-        };
-        const routed = await router.stream(group, upstreamRequest, route);
-        metrics.timeToFirstToken.observe({ model }, (performance.now() - started) / 1000);
-        charge.routed(routed.deployment.id, routed.modelGroup, routed.attempts);
-        charge.firstToken();
-        return {
-          kind: 'stream',
-          chunks: this.streamChunks(routed.value, model, routed.deployment, started, charge, plan),
-          deploymentId: routed.deployment.id,
-          attempts: routed.attempts,
-          headers: charge.headers,
-        };
-      }
+      if (request.stream === true)
+        return await routeStream(this.streamParts, { request, group, context, charge, started, plan }, route);
       const routed = await router.complete(group, request, route);
       const { response, json, native } = routed.value;
       charge.routed(routed.deployment.id, routed.modelGroup, routed.attempts);
-      this.answered(model, routed.deployment, response.usage, charge);
+      chargeAnswer(this.options.metrics, model, routed.deployment, response.usage, charge, () =>
+        estimatedUsage({
+          bodyBytes: context.bodyBytes,
+          completionTokens: answerTokens(response),
+          maxTokens: maxTokensOf(request),
+        }),
+      );
       if (ownsCharge) await this.settleAnswer(charge);
       // A JSON answer's output headers show the final accounting (spec output headers).
       if (ownsCharge) await charge.outputAccounted();
-      if (plan && this.options.cache)
-        void this.options.cache.put(plan, {
-          kind: 'json',
-          response,
-          ...(json !== undefined ? { json } : {}),
-          ...(native !== undefined ? { native } : {}),
-        });
-      this.finish(model, 200, started);
-      return {
-        kind: 'json',
+      const answer = {
         response,
         ...(json !== undefined ? { json } : {}),
         ...(native !== undefined ? { native } : {}),
+      };
+      if (plan) void this.options.cache?.put(plan, { kind: 'json', ...answer }, fallbackGroup(group, routed));
+      this.finish(model, 200, started);
+      return {
+        kind: 'json',
+        ...answer,
         deploymentId: routed.deployment.id,
         attempts: routed.attempts,
         headers: charge.headers,
@@ -231,51 +281,13 @@ export class TextPipeline {
     }
   }
 
-  private async *streamChunks(
-    started: StartedStream,
-    model: string,
-    deployment: Deployment,
-    startedAt: number,
-    charge: RequestCharge,
-    plan: CachePlan | undefined,
-  ): AsyncGenerator<StreamChunk> {
-    const recorder = plan && this.options.cache?.recorder(plan);
-    let usage = started.first.usage;
-    yield* settledStream(prepend(started.first, started.rest), {
-      model,
-      charge,
-      onItem: (chunk) => {
-        if (chunk.usage) usage = chunk.usage;
-        recorder?.add(chunk);
-      },
-      // Spec rule 5: the answer's accounting is settled before the encoder writes the terminal marker.
-      complete: () => this.answered(model, deployment, usage, charge),
-      finish: (status) => this.finish(model, status, startedAt),
-    });
-    const entry = recorder?.entry();
-    if (plan && entry) void this.options.cache?.put(plan, entry);
-  }
-
   /**
    * Settles a JSON answer: in outbox mode the answer waits for its charge to be durably accepted (503
    * otherwise, spec rule 6); in legacy mode it does not wait for the write at all.
    */
-  private async settleAnswer(charge: RequestCharge): Promise<void> {
-    if (this.options.accounting?.writer.mode === 'outbox') await settleOrFail(charge, 200, charge.headers);
-    else settleQuietly(charge, 200);
-  }
-
-  private answered(
-    model: string,
-    deployment: Deployment,
-    usage: Usage | undefined,
-    charge: RequestCharge,
-  ): void {
-    if (usage) {
-      this.options.metrics.tokens.inc({ model, direction: 'input' }, usage.prompt_tokens);
-      this.options.metrics.tokens.inc({ model, direction: 'output' }, usage.completion_tokens);
-    }
-    charge.answered(deployment.id, usage, upstreamModelOf(model, deployment));
+  private async settleAnswer(charge: RequestCharge, status = 200): Promise<void> {
+    if (this.options.accounting?.writer.mode === 'outbox') await settleOrFail(charge, status, charge.headers);
+    else settleQuietly(charge, status);
   }
 
   private finish(model: string, status: number, startedAt: number): void {

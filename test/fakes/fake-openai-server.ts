@@ -20,6 +20,12 @@ export type Scenario =
       toolCalls?: ToolCallSpec[];
       /** Leave usage out of the answer (JSON) and the stream, as some servers do. */
       omitUsage?: boolean;
+      /** Report this usage object as it is (absurd or malformed counts), JSON and stream alike. */
+      usage?: Record<string, unknown>;
+      /** Stream: wait this long after the finish chunk before the usage chunk. */
+      usageDelayMs?: number;
+      /** Stream: after the finish chunk send nothing more (no usage, no [DONE]) until the reader leaves. */
+      withholdUsage?: boolean;
       /** Embeddings: answer floats even when base64 was asked (servers that ignore encoding_format). */
       ignoreEncoding?: boolean;
       /** Embeddings: answer one vector fewer than the inputs. */
@@ -186,7 +192,7 @@ function respondJson(
         logprobs: null,
       },
     ],
-    ...(scenario.omitUsage ? {} : { usage: usageOf(body, text) }),
+    ...(scenario.omitUsage ? {} : { usage: scenario.usage ?? usageOf(body, text) }),
   };
   response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
 }
@@ -224,7 +230,10 @@ async function stream(
     }
     response.write(sse(chunk(body, {}, 'stop')));
   }
+  if (scenario.withholdUsage) return;
+  if (scenario.usageDelayMs) await delay(scenario.usageDelayMs);
   if (body.stream_options?.include_usage && !scenario.omitUsage) {
+    if (response.destroyed) return;
     response.write(
       sse({
         id: 'chatcmpl-fake',
@@ -232,7 +241,7 @@ async function stream(
         created: 1_700_000_000,
         model: body.model,
         choices: [],
-        usage: usageOf(body, text),
+        usage: scenario.usage ?? usageOf(body, text),
       }),
     );
   }

@@ -340,6 +340,7 @@ function spendRecordOfTeamA(keyId: string | undefined, createdAt: number): Spend
     stream: 0,
     status: 200,
     usage_known: 1,
+    usage_estimated: 0,
     prompt_tokens: 1,
     completion_tokens: 1,
     reasoning_tokens: null,

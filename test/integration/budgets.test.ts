@@ -206,6 +206,7 @@ describe.each(await availableBackends())('budgets on %s', (_name, makeBackend) =
       stream: 0,
       status: 200,
       usage_known: 1,
+      usage_estimated: 0,
       prompt_tokens: 1,
       completion_tokens: 1,
       reasoning_tokens: null,

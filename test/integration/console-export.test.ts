@@ -60,6 +60,7 @@ function spendRow(index: number, overrides: Partial<SpendLogsTable> = {}): Spend
     stream: 0,
     status: 200,
     usage_known: 1,
+    usage_estimated: 0,
     prompt_tokens: 10,
     completion_tokens: 5,
     reasoning_tokens: null,

@@ -38,6 +38,7 @@ function row(createdAt: number, overrides: Partial<SpendLogsTable>): SpendLogsTa
     stream: 0,
     status: 200,
     usage_known: 1,
+    usage_estimated: 0,
     prompt_tokens: null,
     completion_tokens: null,
     reasoning_tokens: null,

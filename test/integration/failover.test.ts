@@ -174,15 +174,16 @@ router_settings:
     expect(bad.requests).toHaveLength(2);
   });
 
-  it('aborts the upstream request when the caller disconnects mid-stream', async () => {
-    bad.defaultScenario = { kind: 'answer', text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 200 };
+  it('aborts the upstream request when the caller disconnects mid-stream, at the end of the usage drain', async () => {
+    // 6.4 s of chunks: the gateway reads on for the usage event for 3 s (issue 25), then stops the call.
+    bad.defaultScenario = { kind: 'answer', text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 400 };
     const controller = new AbortController();
     const response = await chat('solo-slow', { stream: true }, controller.signal);
     const reader = response.body!.getReader();
     await reader.read();
     controller.abort();
     const started = Date.now();
-    while (!bad.requests[0]?.aborted && Date.now() - started < 3_000)
+    while (!bad.requests[0]?.aborted && Date.now() - started < 10_000)
       await new Promise((resolve) => setTimeout(resolve, 20));
     expect(bad.requests[0]?.aborted).toBe(true);
   });

@@ -244,10 +244,11 @@ router_settings:
       expect(answered.headers.get('x-ratelimit-remaining-output-tokens')).toBeNull();
     });
 
-    it('a caller that cancels mid-stream marks the scope unknown', async () => {
+    it('a caller that cancels mid-stream marks the scope unknown when the stream outlasts the drain', async () => {
       clock.set(at('2026-11-23T14:20:00Z'));
       const key = await gateway.createKey({ output_tpm_limit: 1000 });
-      upstream.enqueue({ kind: 'answer', text: words(50), chunkDelayMs: 50 });
+      // 5 s of chunks: the gateway reads on for the usage event for 3 s (issue 25), then stops the call.
+      upstream.enqueue({ kind: 'answer', text: words(50), chunkDelayMs: 100 });
       const controller = new AbortController();
       const stream = await chat(key, 'chat', { stream: true }, controller.signal);
       const reader = stream.body!.getReader();
@@ -255,8 +256,8 @@ router_settings:
       controller.abort();
       await reader.read().catch(() => {});
       let status = 0;
-      for (let tries = 0; tries < 50 && status !== 503; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let tries = 0; tries < 200 && status !== 503; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
         const next = await chat(key);
         status = next.status;
         if (status === 503) await expectUnknown(next);

@@ -162,7 +162,7 @@ model_list:
       );
     });
 
-    it('marks a stream the caller left as 499 with unknown usage', async () => {
+    it('marks a stream the caller left as 499, charged from the usage event read after it left (issue 25)', async () => {
       upstream.enqueue({ kind: 'answer', text: 'one two three four five six', chunkDelayMs: 40 });
       const controller = new AbortController();
       const stream = await client.chat.completions.create(
@@ -175,7 +175,8 @@ model_list:
         () => logs(gateway),
         (found) => found.length === 1,
       );
-      expect(row).toMatchObject({ status: 499, usage_known: 0, cost: null });
+      expect(row).toMatchObject({ status: 499, usage_known: 1, usage_estimated: 0, completion_tokens: 6 });
+      expect(Number(row.cost)).toBeGreaterThan(0);
     });
 
     it('keeps answering while the telemetry database refuses writes, and writes the retained records after', async () => {

@@ -31,6 +31,7 @@ function logRow(index: number, overrides: Partial<SpendLogsTable>): SpendLogsTab
     stream: index % 2,
     status: 200,
     usage_known: 1,
+    usage_estimated: 0,
     prompt_tokens: 10,
     completion_tokens: 5,
     reasoning_tokens: null,

@@ -66,7 +66,13 @@ export const SpendLogView = Type.Object({
   attempts: Type.Integer(),
   stream: Type.Boolean(),
   status: Type.Integer(),
-  usage_known: Type.Boolean({ description: 'False when the provider reported no usage (never estimated).' }),
+  usage_known: Type.Boolean({
+    description: "False when a call's usage did not come from the provider's report (see usage_estimated).",
+  }),
+  usage_estimated: Type.Boolean({
+    description:
+      'True when a call was charged the gateway estimate (the caller left a stream before the usage report, or the report was unreadable); the counts and cost include it.',
+  }),
   prompt_tokens: NullableInteger,
   completion_tokens: NullableInteger,
   reasoning_tokens: NullableInteger,

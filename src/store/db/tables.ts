@@ -230,8 +230,10 @@ export interface SpendLogsTable {
   attempts: number;
   stream: number;
   status: number;
-  /** 0 when a provider call reported no usage (never estimated). */
+  /** 0 when a provider call's usage did not come from its report (estimated, or null counts). */
   usage_known: number;
+  /** 1 when a call was charged the gateway's estimate (migration 0011). */
+  usage_estimated: number;
   prompt_tokens: number | null;
   completion_tokens: number | null;
   reasoning_tokens: number | null;

@@ -1,10 +1,13 @@
 /**
- * The layout of response-cache keys, `rc:6:<team or ->:<scope tag>:<model>:<hash>`, and of the glob
+ * The layout of response-cache keys, `rc:7:<team or ->:<scope tag>:<model>:<hash>`, and of the glob
  * patterns that purge them (SharedStore.cacheDelete). Writers and the purge share it, so they agree.
  */
 
-/** Cache version 6 (spec, versioning rule 3): bumping it orphans every older entry. */
-export const RESPONSE_CACHE_VERSION = 6;
+/**
+ * Cache version 7 (spec, versioning rule 3): bumping it orphans every older entry. 7 hashes every
+ * request field but the unkeyed ones (6 hashed ten named fields and the model).
+ */
+export const RESPONSE_CACHE_VERSION = 7;
 const ROOT = `rc:${RESPONSE_CACHE_VERSION}:`;
 /** The team segment of entries cached without a team. */
 const NO_TEAM = '-';
@@ -14,7 +17,7 @@ export interface ResponseCacheKeyParts {
   team: string | null;
   /** Who may read the entry: a tag for the team, the key, or everyone (cache_scope). */
   scopeTag: string;
-  /** The public model the caller asked for. */
+  /** The public model the caller asked for, or the fallback group that answered. */
   model: string;
   /** SHA-256 hex of the versioned key fields. */
   hash: string;

@@ -37,9 +37,13 @@ export interface SpendLogCursor {
 }
 
 /** A spend_logs row with its 0/1 columns as booleans. */
-export type SpendLogRecord = Omit<SpendLogsTable, 'stream' | 'usage_known' | 'cache_hit'> & {
+export type SpendLogRecord = Omit<
+  SpendLogsTable,
+  'stream' | 'usage_known' | 'usage_estimated' | 'cache_hit'
+> & {
   stream: boolean;
   usage_known: boolean;
+  usage_estimated: boolean;
   cache_hit: boolean;
 };
 
@@ -308,6 +312,7 @@ function toLogRecord(row: SpendLogsTable): SpendLogRecord {
     stream: Number(row.stream) === 1,
     status: Number(row.status),
     usage_known: Number(row.usage_known) === 1,
+    usage_estimated: Number(row.usage_estimated) === 1,
     prompt_tokens: nullableNumber(row.prompt_tokens),
     completion_tokens: nullableNumber(row.completion_tokens),
     reasoning_tokens: nullableNumber(row.reasoning_tokens),

@@ -138,6 +138,7 @@ function toRow(record: SpendRecord): SpendLogsTable {
     stream: record.stream ? 1 : 0,
     status: record.status,
     usage_known: record.usageKnown ? 1 : 0,
+    usage_estimated: record.usageEstimated === true ? 1 : 0,
     prompt_tokens: record.promptTokens,
     completion_tokens: record.completionTokens,
     reasoning_tokens: record.reasoningTokens,
