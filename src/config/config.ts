@@ -123,6 +123,8 @@ export interface GeneralSettings {
   upstream_allowed_hosts: readonly string[] | null;
   /** Days the audit log keeps an entry (default 365); null keeps entries forever. */
   audit_retention_days: number | null;
+  /** Peers (addresses, CIDR ranges, loopback/linklocal/uniquelocal) whose X-Forwarded-For names the client. */
+  trusted_proxies: readonly string[];
 }
 
 export interface McpServerConfig {

@@ -54,6 +54,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // One line per request is written by the metrics plugin instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: general.max_request_body_bytes,
+    // request.ip (the failed-authentication throttle's address) comes from X-Forwarded-For only when
+    // the peer is one of these proxies (proxy-addr semantics); nobody is trusted by default.
+    trustProxy: general.trusted_proxies.length > 0 ? [...general.trusted_proxies] : false,
     genReqId: requestId,
     // Longer than common load-balancer idle timeouts, so the balancer closes idle connections first.
     keepAliveTimeout: 72_000,

@@ -1,16 +1,20 @@
 /**
- * Slows down guessing of admin credentials: a client address with 20 failed admin authentications in
- * the current minute gets 429 until the minute ends (issue 9). Per process and in memory: failures are
- * rare, and each replica throttling on its own still bounds the guessing rate by the replica count.
+ * Throttles failing credentials, on every surface that takes a key (/v1, /mcp, /ui/api: the master
+ * key authenticates on all three). A client address whose unknown keys failed more than 20 times in
+ * the current minute has each further unknown key answered 429 until the minute ends. A valid key is
+ * never refused by the throttle: it is checked and served whatever its address did before, so clients
+ * sharing an address with a guesser (behind a load balancer or NAT) keep working (issues 9 and 25).
+ * Per process and in memory: failures are rare, and each replica throttling on its own still bounds
+ * how often a guesser is answered 401 by the replica count.
  */
 import type { Clock } from '../lib/clock.ts';
 
-export const MAX_FAILED_ADMIN_AUTHENTICATIONS_PER_MINUTE = 20;
+export const MAX_FAILED_AUTHENTICATIONS_PER_MINUTE = 20;
 /** Addresses tracked at most per minute, so a flood of spoofed sources cannot grow memory. */
 const MAX_TRACKED_ADDRESSES = 10_000;
 const WINDOW_MS = 60_000;
 
-export class AdminAuthThrottle {
+export class AuthFailureThrottle {
   private readonly clock: Clock;
   private window = -1;
   private failures = new Map<string, number>();
@@ -19,17 +23,17 @@ export class AdminAuthThrottle {
     this.clock = clock;
   }
 
-  /** Seconds until `address` may try again, or 0 when it may try now. */
-  retryAfterSeconds(address: string): number {
+  /**
+   * Counts a failed authentication from `address`. Returns the seconds until the address's failures
+   * are answered with 401 again, or 0 while it is within the limit (this failure included).
+   */
+  failed(address: string): number {
     this.roll();
-    if ((this.failures.get(address) ?? 0) < MAX_FAILED_ADMIN_AUTHENTICATIONS_PER_MINUTE) return 0;
+    const count = (this.failures.get(address) ?? 0) + 1;
+    if (this.failures.size < MAX_TRACKED_ADDRESSES || this.failures.has(address))
+      this.failures.set(address, count);
+    if (count <= MAX_FAILED_AUTHENTICATIONS_PER_MINUTE) return 0;
     return Math.max(1, Math.ceil(((this.window + 1) * WINDOW_MS - this.clock.now()) / 1000));
-  }
-
-  failed(address: string): void {
-    this.roll();
-    if (this.failures.size >= MAX_TRACKED_ADDRESSES && !this.failures.has(address)) return;
-    this.failures.set(address, (this.failures.get(address) ?? 0) + 1);
   }
 
   private roll(): void {

@@ -84,7 +84,7 @@ export const errors = {
       status: 429,
       type: ErrorType.rateLimit,
       code: ErrorCode.tooManyFailedAuthentications,
-      message: `Too many failed admin authentications from this address; retry after ${retryAfter} s with a valid master or admin key.`,
+      message: `Too many unknown keys from this address; this one is not valid either. Check the key: a valid key is always accepted, unknown ones are answered 401 again after ${retryAfter} s.`,
       retryAfter,
     });
   },

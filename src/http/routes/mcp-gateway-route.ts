@@ -36,6 +36,7 @@ export function registerMcpGatewayRoute(app: App, deps: Pick<AppDependencies, 'm
     );
     scope.setErrorHandler((error, request, reply) => {
       const gatewayError = toGatewayError(error, request, scope.initialConfig.bodyLimit ?? 1_048_576);
+      if (gatewayError.retryAfter !== undefined) reply.header('retry-after', String(gatewayError.retryAfter));
       if (error instanceof GatewayError && error.status === 401) {
         reply.header('www-authenticate', 'Bearer');
         return sendGatewayError(reply, gatewayError);
