@@ -125,6 +125,8 @@ export interface GeneralSettings {
   audit_retention_days: number | null;
   /** Peers (addresses, CIDR ranges, loopback/linklocal/uniquelocal) whose X-Forwarded-For names the client. */
   trusted_proxies: readonly string[];
+  /** Request-body bytes one key may be sending at once (429 key_body_bytes_exceeded past it). */
+  max_concurrent_body_bytes_per_key: number;
 }
 
 export interface McpServerConfig {

@@ -266,6 +266,8 @@ function buildConfig(
       upstream_allowed_hosts: urlPolicy.allowedHosts,
       audit_retention_days: general.audit_retention_days === undefined ? 365 : general.audit_retention_days,
       trusted_proxies: general.trusted_proxies ?? [],
+      // Three bodies of the default 10 MiB limit at once; a larger body is admitted alone.
+      max_concurrent_body_bytes_per_key: general.max_concurrent_body_bytes_per_key ?? 32 * 1024 * 1024,
     },
     mcp_servers: buildMcpServers(file.mcp_servers ?? [], urlPolicy, issues),
     tier_mode_sources: tierModes.sources,

@@ -54,6 +54,7 @@ const SHOWN_GENERAL = [
   'response_cache',
   'audit_retention_days',
   'trusted_proxies',
+  'max_concurrent_body_bytes_per_key',
 ] as const;
 
 /** Settings the PATCH accepts a change of: none today (each is read once, at start). */

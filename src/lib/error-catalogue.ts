@@ -280,6 +280,18 @@ export const errors = {
       retryAfter: 1,
     });
   },
+  // --- HTTP edge (issue 25) ---
+  /** A key's request bodies in flight fill its share (general_settings.max_concurrent_body_bytes_per_key). */
+  keyBodyBytesExceeded(shareBytes: number): GatewayError {
+    return new GatewayError({
+      status: 429,
+      type: ErrorType.rateLimit,
+      code: 'key_body_bytes_exceeded',
+      param: 'key_body_bytes',
+      message: `This API key is already sending ${shareBytes} bytes of request bodies at once, its share (general_settings.max_concurrent_body_bytes_per_key). Retry when one of them has been sent, or send fewer large requests at once.`,
+      retryAfter: 1,
+    });
+  },
   internal(): GatewayError {
     return new GatewayError({
       status: 500,
