@@ -280,7 +280,7 @@ export const errors = {
       retryAfter: 1,
     });
   },
-  // --- HTTP edge (issue 25) ---
+  // --- HTTP edge (issue 25): body admission and the files/batches switch ---
   /** A key's request bodies in flight fill its share (general_settings.max_concurrent_body_bytes_per_key). */
   keyBodyBytesExceeded(shareBytes: number): GatewayError {
     return new GatewayError({
@@ -290,6 +290,15 @@ export const errors = {
       param: 'key_body_bytes',
       message: `This API key is already sending ${shareBytes} bytes of request bodies at once, its share (general_settings.max_concurrent_body_bytes_per_key). Retry when one of them has been sent, or send fewer large requests at once.`,
       retryAfter: 1,
+    });
+  },
+  batchesDisabled(): GatewayError {
+    return new GatewayError({
+      status: 404,
+      type: ErrorType.notFound,
+      code: 'batches_disabled',
+      message:
+        'Files and batches are disabled on this gateway. The operator enables them with general_settings.embeddings_batch_enabled: true.',
     });
   },
   internal(): GatewayError {
