@@ -105,7 +105,7 @@ describe('the HTTP edge', () => {
     expect(text).toContain('gateway_http_request_duration_seconds_bucket');
   });
 
-  it('serves an OpenAPI document in which every route has a summary, plus /docs and /redoc', async () => {
+  it('serves an OpenAPI document in which every route has a summary, plus Swagger UI at /docs', async () => {
     const document = (await (await fetch(`${gateway.baseUrl}/openapi.json`)).json()) as {
       openapi: string;
       paths: Record<string, Record<string, { summary?: string }>>;
