@@ -45,14 +45,15 @@ export const bodyAdmissionPlugin = fp(
       if (!(bytes > 0)) return done(null, payload);
       const held = share.reserve(key, bytes);
       if (held === 0) return done(errors.keyBodyBytesExceeded(options.shareBytes));
+      // Whichever comes first gives the bytes back; plain listeners (no once wrappers) on short-lived objects.
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
         share.release(key, held);
       };
-      request.raw.once('end', release);
-      reply.raw.once('close', release);
+      request.raw.on('end', release);
+      reply.raw.on('close', release);
       done(null, payload);
     });
   },
