@@ -275,7 +275,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const modalities = new ModalityPipeline(pipelineParts);
   const batchFiles = createBatchFiles(general, database.db, clock);
-  const batchRows = batchFiles ? new BatchRepository(database.db) : undefined;
   const batchWorker =
     batchFiles && (options.batchWorker ?? true)
       ? startBatchWorker(
@@ -304,6 +303,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     organizationOf: new OrganizationOf(database.db),
     audit: new AuditRepository(database.db),
     registry,
+    admission,
     text,
     modalities,
     routing: {
@@ -337,7 +337,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     settingsBackends: { database: database.dialect, shared_store: store.kind },
     ...(options.consoleDistDir ? { consoleDistDir: options.consoleDistDir } : {}),
     batchFiles,
-    batches: batchRows,
+    batches: batchFiles ? new BatchRepository(database.db) : undefined,
   });
 
   return {

@@ -194,6 +194,11 @@ export const GeneralSettingsSchema = Type.Object(
     upstream_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     response_cache: Type.Optional(ResponseCacheSchema),
     audit_retention_days: Type.Optional(Type.Union([PositiveInteger, Type.Null()])),
+    // HTTP edge (issue 25): whose X-Forwarded-For is believed; each key's request-body bytes at once.
+    trusted_proxies: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 256 }),
+    ),
+    max_concurrent_body_bytes_per_key: Type.Optional(PositiveInteger),
   },
   { additionalProperties: false },
 );

@@ -123,6 +123,10 @@ export interface GeneralSettings {
   upstream_allowed_hosts: readonly string[] | null;
   /** Days the audit log keeps an entry (default 365); null keeps entries forever. */
   audit_retention_days: number | null;
+  /** Peers (addresses, CIDR ranges, loopback/linklocal/uniquelocal) whose X-Forwarded-For names the client. */
+  trusted_proxies: readonly string[];
+  /** Request-body bytes one key may be sending at once (429 key_body_bytes_exceeded past it). */
+  max_concurrent_body_bytes_per_key: number;
 }
 
 export interface McpServerConfig {

@@ -21,6 +21,7 @@ import { checkInertSettings } from './inert-settings.ts';
 import { applyLiteLlmAliases, writtenPath } from './litellm-aliases.ts';
 import { responseCacheSettings } from './response-cache-settings.ts';
 import { resolveTierModes } from './tier-modes.ts';
+import { trustedProxiesProblems } from './trusted-proxies.ts';
 
 export interface LoadConfigOptions {
   /** Path of the YAML file; undefined selects the embedded default. */
@@ -182,6 +183,7 @@ function buildConfig(
     issues.push('general_settings.max_upload_bytes: must be at least max_request_body_bytes');
   if ((general.max_upload_spool_bytes ?? Infinity) < maxUploadBytes(general))
     issues.push('general_settings.max_upload_spool_bytes: must be at least max_upload_bytes');
+  issues.push(...trustedProxiesProblems(general.trusted_proxies ?? [], 'general_settings.trusted_proxies'));
   const store = general.batch_file_store;
   if (store !== undefined && store !== 'database' && !isAbsolute(store))
     issues.push(`general_settings.batch_file_store: must be 'database' or an absolute directory path`);
@@ -256,6 +258,9 @@ function buildConfig(
       mcp_allowed_hosts: general.mcp_allowed_hosts ?? ['localhost', '127.0.0.1', '[::1]'],
       upstream_allowed_hosts: urlPolicy.allowedHosts,
       audit_retention_days: general.audit_retention_days === undefined ? 365 : general.audit_retention_days,
+      trusted_proxies: general.trusted_proxies ?? [],
+      // Three bodies of the default 10 MiB limit at once; a larger body is admitted alone.
+      max_concurrent_body_bytes_per_key: general.max_concurrent_body_bytes_per_key ?? 32 * 1024 * 1024,
     },
     mcp_servers: buildMcpServers(file.mcp_servers ?? [], urlPolicy, issues),
     tier_mode_sources: tierModes.sources,

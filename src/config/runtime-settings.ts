@@ -10,6 +10,7 @@ import { errors } from '../lib/error-catalogue.ts';
 import type { GatewayError } from '../lib/gateway-error.ts';
 import type { Config } from './config.ts';
 import { GeneralSettingsSchema, RouterSettingsSchema } from './config-schema.ts';
+import { trustedProxyProblem } from './trusted-proxies.ts';
 
 type Section = 'general_settings' | 'router_settings';
 
@@ -52,6 +53,8 @@ const SHOWN_GENERAL = [
   'upstream_allowed_hosts',
   'response_cache',
   'audit_retention_days',
+  'trusted_proxies',
+  'max_concurrent_body_bytes_per_key',
 ] as const;
 
 /** Settings the PATCH accepts a change of: none today (each is read once, at start). */
@@ -141,6 +144,10 @@ function valueProblem(section: Section, key: string, value: unknown): string | u
     validators.set(`${section}.${key}`, validator);
   }
   if (!validator.Check(value)) return 'is not a valid value for this setting (see docs/configuration.md)';
+  if (key === 'trusted_proxies') {
+    const problem = (value as string[]).map(trustedProxyProblem).find((text) => text !== undefined);
+    if (problem) return problem;
+  }
   if (key === 'tier_policy_mode' && value === 'shadow')
     return '"shadow" is not built (tier limits would be neither enforced nor measured); use "off" or "enforce"';
   return undefined;

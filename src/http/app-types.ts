@@ -17,6 +17,7 @@ import type { IdentityAdmin } from '../identity/identity-admin.ts';
 import type { OrganizationOf } from '../identity/organization-of.ts';
 import type { TierPolicyAdmin } from '../identity/tier-policy-admin.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { CallerAdmission } from '../limits/caller-admission.ts';
 import type { RejectionCounter } from '../limits/rejection-counter.ts';
 import type { TierPolicies } from '../limits/tier-policies.ts';
 import type { McpServices } from '../mcp/mcp-services.ts';
@@ -53,6 +54,8 @@ export interface AppDependencies {
   /** The audit log's read side (GET /ui/api/audit). */
   audit: Pick<AuditRepository, 'list'>;
   registry: ModelRegistry;
+  /** Admission of calls outside the pipelines (files, batches) against the caller's limits. */
+  admission: Pick<CallerAdmission, 'admit'>;
   /** The pipeline behind every text endpoint. */
   text: TextPipeline;
   /** The pipeline behind the embeddings, images, audio and rerank endpoints. */

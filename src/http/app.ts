@@ -11,6 +11,7 @@ import { OpenStreams } from './open-streams.ts';
 import { adminNoStorePlugin } from './plugins/admin-no-store.ts';
 import { adminScopePlugin } from './plugins/admin-scope.ts';
 import { authenticationPlugin } from './plugins/authentication.ts';
+import { bodyAdmissionPlugin } from './plugins/body-admission.ts';
 import { bodyReadDeadlinePlugin } from './plugins/body-read-deadline.ts';
 import { errorHandlerPlugin, sendGatewayError, toGatewayError } from './plugins/error-handler.ts';
 import { openApiPlugin } from './plugins/openapi.ts';
@@ -54,6 +55,9 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
     // One line per request is written by the metrics plugin instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: general.max_request_body_bytes,
+    // request.ip (the failed-authentication throttle's address) comes from X-Forwarded-For only when
+    // the peer is one of these proxies (proxy-addr semantics); nobody is trusted by default.
+    trustProxy: general.trusted_proxies.length > 0 ? [...general.trusted_proxies] : false,
     genReqId: requestId,
     // Longer than common load-balancer idle timeouts, so the balancer closes idle connections first.
     keepAliveTimeout: 72_000,
@@ -74,6 +78,10 @@ export async function buildApp(deps: AppDependencies): Promise<App> {
   await app.register(bodyReadDeadlinePlugin, { timeoutMs: general.body_read_timeout_seconds * 1000 });
   await app.register(requestMetricsPlugin, { metrics: deps.metrics, logRequests: general.request_logging });
   await app.register(authenticationPlugin, { authenticator: deps.authenticator, clock: deps.clock });
+  await app.register(bodyAdmissionPlugin, {
+    shareBytes: general.max_concurrent_body_bytes_per_key,
+    unknownLengthBytes: general.max_request_body_bytes,
+  });
   await app.register(adminScopePlugin, { organizationOf: deps.organizationOf });
   await app.register(adminNoStorePlugin);
   await app.register(openApiPlugin, { version: VERSION });

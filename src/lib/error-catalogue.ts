@@ -84,7 +84,7 @@ export const errors = {
       status: 429,
       type: ErrorType.rateLimit,
       code: ErrorCode.tooManyFailedAuthentications,
-      message: `Too many failed admin authentications from this address; retry after ${retryAfter} s with a valid master or admin key.`,
+      message: `Too many unknown keys from this address; this one is not valid either. Check the key: a valid key is always accepted, unknown ones are answered 401 again after ${retryAfter} s.`,
       retryAfter,
     });
   },
@@ -278,6 +278,27 @@ export const errors = {
       code: ErrorCode.databaseUnavailable,
       message: 'The gateway cannot reach its database right now. Retry shortly.',
       retryAfter: 1,
+    });
+  },
+  // --- HTTP edge (issue 25): body admission and the files/batches switch ---
+  /** A key's request bodies in flight fill its share (general_settings.max_concurrent_body_bytes_per_key). */
+  keyBodyBytesExceeded(shareBytes: number): GatewayError {
+    return new GatewayError({
+      status: 429,
+      type: ErrorType.rateLimit,
+      code: 'key_body_bytes_exceeded',
+      param: 'key_body_bytes',
+      message: `This API key is already sending ${shareBytes} bytes of request bodies at once, its share (general_settings.max_concurrent_body_bytes_per_key). Retry when one of them has been sent, or send fewer large requests at once.`,
+      retryAfter: 1,
+    });
+  },
+  batchesDisabled(): GatewayError {
+    return new GatewayError({
+      status: 404,
+      type: ErrorType.notFound,
+      code: 'batches_disabled',
+      message:
+        'Files and batches are disabled on this gateway. The operator enables them with general_settings.embeddings_batch_enabled: true.',
     });
   },
   internal(): GatewayError {

@@ -1,6 +1,6 @@
 /**
  * The HTTP edge (issue 2): every error in the OpenAI envelope, request ids, Prometheus metrics, and an
- * OpenAPI document that describes every route.
+ * OpenAPI document that describes every route, served from local assets under a Content-Security-Policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, sqliteBackend } from '../support/backends.ts';
@@ -105,7 +105,7 @@ describe('the HTTP edge', () => {
     expect(text).toContain('gateway_http_request_duration_seconds_bucket');
   });
 
-  it('serves an OpenAPI document in which every route has a summary, plus /docs and /redoc', async () => {
+  it('serves an OpenAPI document in which every route has a summary, plus Swagger UI at /docs', async () => {
     const document = (await (await fetch(`${gateway.baseUrl}/openapi.json`)).json()) as {
       openapi: string;
       paths: Record<string, Record<string, { summary?: string }>>;
@@ -131,6 +131,32 @@ describe('the HTTP edge', () => {
         expect(operation.summary, `${method} ${path}`).toBeTruthy();
     }
     expect((await fetch(`${gateway.baseUrl}/docs/`)).status).toBe(200);
-    expect(await (await fetch(`${gateway.baseUrl}/redoc`)).text()).toContain('/openapi.json');
+  });
+
+  it('serves the API reference from its own assets under a CSP that forbids third-party scripts (issue 25)', async () => {
+    const redoc = await fetch(`${gateway.baseUrl}/redoc`, { redirect: 'manual' });
+    expect(redoc.status).toBe(301);
+    expect(redoc.headers.get('location')).toBe('/docs');
+    const page = await fetch(`${gateway.baseUrl}/redoc`); // followed to the Swagger UI page
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const references = [...html.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((match) => match[1]!);
+    expect(references.length).toBeGreaterThan(2);
+    for (const reference of references)
+      expect(reference, reference).not.toMatch(/^(?:[a-z][a-z0-9+.-]*:|\/\/)/i);
+    const initializer = await (await fetch(`${gateway.baseUrl}/docs/static/swagger-initializer.js`)).text();
+    expect(initializer).toContain('validatorUrl: null'); // no call to validator.swagger.io
+    const policy = page.headers.get('content-security-policy') ?? '';
+    const directives = new Map(
+      policy
+        .split(';')
+        .map((directive) => directive.trim().split(/\s+/))
+        .filter((words) => words[0])
+        .map(([name, ...values]) => [name!, values]),
+    );
+    expect(directives.get('default-src')).toEqual(["'none'"]);
+    expect(directives.get('script-src')).toEqual(["'self'"]);
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(policy).not.toMatch(/unsafe-inline|unsafe-eval|https?:|\*/);
   });
 });

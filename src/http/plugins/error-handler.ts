@@ -2,7 +2,7 @@
  * The one place errors become HTTP answers: GatewayErrors as the OpenAI envelope with their status,
  * `retry-after` and extra headers; Fastify's own errors (bad JSON, body too large, wrong content type)
  * mapped to the same envelope; a database outage as a retryable 503; anything unexpected logged and
- * answered as a sanitized 500.
+ * answered as a sanitized 500. An error answered before the request body was read closes the connection.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -10,6 +10,7 @@ import { isDatabaseOutage } from '../../lib/database-outage.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import { GatewayError } from '../../lib/gateway-error.ts';
 import { jsonTextTooDeep, MAX_JSON_DEPTH } from '../../lib/json-depth.ts';
+import { closeIfBodyUnread } from './body-admission.ts';
 
 export function toGatewayError(error: unknown, request: FastifyRequest, bodyLimit: number): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -60,6 +61,7 @@ export const errorHandlerPlugin = fp(
       if (gatewayError.status >= 500 && !(error instanceof GatewayError)) {
         request.log.error({ err: error }, 'unexpected error');
       }
+      closeIfBodyUnread(request, reply);
       return sendGatewayError(reply, gatewayError);
     });
     app.setNotFoundHandler((request, reply) =>

@@ -1,14 +1,31 @@
-/** OpenAPI generated from the route schemas: /openapi.json, Swagger UI at /docs, ReDoc at /redoc. */
+/**
+ * OpenAPI generated from the route schemas: /openapi.json and Swagger UI at /docs, served from the
+ * pinned @fastify/swagger-ui package under a Content-Security-Policy that allows this origin's own
+ * scripts only. /redoc redirects there: it used to load an unpinned ReDoc script from a CDN on the
+ * origin where the console keeps the admin key (issue 25), and one local reference is enough.
+ */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
-const redocPage = `<!doctype html>
-<html><head><title>Switchboard API</title><meta charset="utf-8"/>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><redoc spec-url="/openapi.json"></redoc>
-<script src="https://cdn.redoc.ly/redoc/latest/bundles/redoc.standalone.js"></script></body></html>`;
+/**
+ * No third-party origin may run code, style or frame the page; the UI fetches only the document from
+ * this origin. `data:` images are the stylesheet's icons.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = {
+  'default-src': "'none'",
+  'script-src': "'self'",
+  // The one inline <style> Swagger UI (pinned through @fastify/swagger-ui) writes; the browser test
+  // (test/console/api-reference.test.ts) reports any other as a violation.
+  'style-src': "'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
+  'img-src': "'self' data:",
+  'font-src': "'self'",
+  'connect-src': "'self'",
+  'base-uri': "'none'",
+  'form-action': "'none'",
+  'frame-ancestors': "'none'",
+} as const;
 
 export const openApiPlugin = fp(
   async (app: FastifyInstance, options: { version: string }) => {
@@ -48,11 +65,9 @@ export const openApiPlugin = fp(
         ],
       },
     });
-    await app.register(swaggerUi, { routePrefix: '/docs' });
+    await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: { ...DOCS_CONTENT_SECURITY_POLICY } });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-    app.get('/redoc', { schema: { hide: true } }, async (_request, reply) =>
-      reply.type('text/html').send(redocPage),
-    );
+    app.get('/redoc', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 301));
   },
   { name: 'switchboard-openapi' },
 );

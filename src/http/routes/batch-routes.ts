@@ -4,7 +4,8 @@
  * newest first (cursor `after`, `limit` 1..100, default 20), GET reads one, POST …/cancel moves a
  * running batch to cancelling (the worker stops new items and finalizes). OpenAI's batch object.
  * Served with and without the /v1 prefix, as the other OpenAI routes. Every route answers 404
- * `batches_disabled` while general_settings.embeddings_batch_enabled is false.
+ * `batches_disabled` while general_settings.embeddings_batch_enabled is false, and counts against the
+ * key's limits like any other call (batch-gate.ts).
  */
 import { type BatchFiles, ownerOf, viewerOf } from '../../batch/batch-files.ts';
 import { batchObject, cancellable, isTerminal } from '../../batch/batch-object.ts';
@@ -14,7 +15,7 @@ import type { Caller } from '../../canonical/caller.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import type { BatchRecord, BatchRepository } from '../../store/db/repositories/batch-repository.ts';
 import type { App, AppDependencies } from '../app-types.ts';
-import { requireBatches } from '../batch-gate.ts';
+import { admitCall, requireBatches } from '../batch-gate.ts';
 import {
   BatchListQuery,
   BatchObject,
@@ -29,11 +30,15 @@ const PREFIXES = ['/v1', ''] as const;
 
 export function registerBatchRoutes(
   app: App,
-  deps: Pick<AppDependencies, 'config' | 'batchFiles' | 'batches' | 'clock'>,
+  deps: Pick<AppDependencies, 'config' | 'batchFiles' | 'batches' | 'clock' | 'admission'>,
 ): void {
   const db = deps.batches;
   const enabled = deps.config.general_settings.embeddings_batch_enabled && deps.batchFiles !== undefined;
-  const onRequest = [requireBatches(enabled && db !== undefined), app.authenticateCaller];
+  const onRequest = [
+    requireBatches(enabled && db !== undefined),
+    app.authenticateCaller,
+    admitCall(deps.admission),
+  ];
   const files = (): BatchFiles => deps.batchFiles as BatchFiles;
   const batches = (): BatchRepository => db as BatchRepository;
   const schema = <Extra extends object>(summary: string, extra: Extra) => ({

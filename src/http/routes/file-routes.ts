@@ -3,7 +3,8 @@
  * in JSON lines), spooled like other uploads within general_settings.batch_file_max_bytes, validated
  * line by line, then stored; GET lists the caller's files (newest first, cursor `after`), reads one or
  * streams its content; DELETE removes it. Visible only to the key's team, or the key when it has none.
- * Every route answers 404 `batches_disabled` while general_settings.embeddings_batch_enabled is false.
+ * Every route answers 404 `batches_disabled` while general_settings.embeddings_batch_enabled is false,
+ * and counts against the key's limits like any other call (batch-gate.ts).
  */
 import type { BatchFiles } from '../../batch/batch-files.ts';
 import { ownerOf, viewerOf } from '../../batch/batch-files.ts';
@@ -12,7 +13,7 @@ import { errors } from '../../lib/error-catalogue.ts';
 import type { BatchFileRecord } from '../../store/db/repositories/batch-file-repository.ts';
 import { canSee } from '../../store/db/repositories/batch-visibility.ts';
 import type { App, AppDependencies } from '../app-types.ts';
-import { requireBatches } from '../batch-gate.ts';
+import { admitCall, requireBatches } from '../batch-gate.ts';
 import {
   DeletedFile,
   FileListQuery,
@@ -49,7 +50,7 @@ export function fileView(file: BatchFileRecord) {
 
 export function registerFileRoutes(
   app: App,
-  deps: Pick<AppDependencies, 'config' | 'logger' | 'batchFiles'>,
+  deps: Pick<AppDependencies, 'config' | 'logger' | 'batchFiles' | 'admission'>,
 ): void {
   const general = deps.config.general_settings;
   const gate = requireBatches(general.embeddings_batch_enabled && deps.batchFiles !== undefined);
@@ -66,7 +67,7 @@ export function registerFileRoutes(
     await area.sweep();
   });
   app.addHook('onClose', () => area.close());
-  const onRequest = [gate, app.authenticateCaller];
+  const onRequest = [gate, app.authenticateCaller, admitCall(deps.admission)];
   const schema = <Extra extends object>(summary: string, extra: Extra) => ({
     tags: ['proxy'],
     security: callerSecurity,

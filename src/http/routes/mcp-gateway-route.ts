@@ -13,6 +13,7 @@ import { failure } from '../../mcp/mcp-gateway.ts';
 import { isSupportedProtocolVersion, SUPPORTED_PROTOCOL_VERSIONS } from '../../mcp/protocol-version.ts';
 import type { App, AppDependencies } from '../app-types.ts';
 import { callerSignal } from '../caller-signal.ts';
+import { closeIfBodyUnread } from '../plugins/body-admission.ts';
 import { sendGatewayError, toGatewayError } from '../plugins/error-handler.ts';
 import { callerSecurity } from '../schemas/common-schemas.ts';
 
@@ -36,6 +37,8 @@ export function registerMcpGatewayRoute(app: App, deps: Pick<AppDependencies, 'm
     );
     scope.setErrorHandler((error, request, reply) => {
       const gatewayError = toGatewayError(error, request, scope.initialConfig.bodyLimit ?? 1_048_576);
+      closeIfBodyUnread(request, reply);
+      if (gatewayError.retryAfter !== undefined) reply.header('retry-after', String(gatewayError.retryAfter));
       if (error instanceof GatewayError && error.status === 401) {
         reply.header('www-authenticate', 'Bearer');
         return sendGatewayError(reply, gatewayError);

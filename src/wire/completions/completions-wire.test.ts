@@ -50,6 +50,30 @@ describe('decodeCompletionRequest', () => {
   });
 });
 
+describe('fields /v1/completions does not translate (issue 25: nothing silently dropped)', () => {
+  it('carries every other field over to the chat request under its own name', () => {
+    const chat = decodeCompletionRequest({
+      model: 'm',
+      prompt: 'x',
+      top_k: 5,
+      response_format: { type: 'json_object' },
+      n: 2,
+    });
+    expect(chat).toMatchObject({ top_k: 5, response_format: { type: 'json_object' }, n: 2 });
+  });
+
+  it('refuses messages with a 400 that points at /v1/chat/completions', () => {
+    let caught: unknown;
+    try {
+      decodeCompletionRequest({ model: 'm', prompt: 'x', messages: [] });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({ status: 400, param: 'messages' });
+    expect((caught as GatewayError).message).toContain('/v1/chat/completions');
+  });
+});
+
 describe('encodeCompletionStream', () => {
   it('writes text chunks and the finish reason, hides usage unless asked, and ends with [DONE]', async () => {
     const chunks = () =>

@@ -1,24 +1,18 @@
 /**
  * Decodes a legacy completions body into the canonical chat request: the prompt becomes user messages
- * (a list of prompts, one user message each), generation settings carry over, and what the chat model
- * cannot honour is refused with 400 naming the field (spec proxy rules 2 and 3).
+ * (a list of prompts, one user message each), every other field carries over under its own name (chat
+ * shares the legacy names, and an OpenAI-compatible upstream may take more, as on chat), and what the
+ * chat model cannot honour is refused with 400 naming the field (spec proxy rules 2 and 3). Nothing is
+ * silently dropped (issue 25).
  */
 import type { ChatRequest } from '../../canonical/chat-request.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 
-/** Fields that carry over to the chat request unchanged. */
-const CARRIED = [
-  'temperature',
-  'top_p',
-  'n',
-  'stop',
-  'presence_penalty',
-  'frequency_penalty',
-  'seed',
-  'user',
-  'logit_bias',
-  'stream_options',
-] as const;
+/** Fields the translation itself reads; every other field is carried over to the chat request as written. */
+const TRANSLATED = new Set(['model', 'prompt', 'max_tokens', 'stream']);
+
+/** Tool calling is chat's: refused here when set (and never carried). */
+const TOOL_FIELDS = ['tools', 'tool_choice', 'functions', 'function_call'];
 
 /** Legacy fields with no chat equivalent: 400 when set to anything but their neutral value. */
 const REFUSED: ReadonlyArray<readonly [name: string, neutral: (value: unknown) => boolean]> = [
@@ -45,7 +39,12 @@ export function decodeCompletionRequest(body: unknown): ChatRequest {
         name,
       );
   }
-  for (const name of ['tools', 'tool_choice', 'functions', 'function_call']) {
+  if (request.messages !== undefined)
+    throw errors.invalidRequest(
+      'messages: /v1/completions takes a prompt; send messages to /v1/chat/completions.',
+      'messages',
+    );
+  for (const name of TOOL_FIELDS) {
     if (request[name] !== undefined && request[name] !== null)
       throw errors.invalidRequest(
         `${name}: tool calling is not available on /v1/completions; use /v1/chat/completions.`,
@@ -63,7 +62,9 @@ export function decodeCompletionRequest(body: unknown): ChatRequest {
   };
   if (maxTokens != null) chat.max_tokens = maxTokens as number;
   if (request.stream === true) chat.stream = true;
-  for (const name of CARRIED) if (request[name] !== undefined) chat[name] = request[name] as never;
+  const skipped = new Set([...TRANSLATED, ...TOOL_FIELDS, ...REFUSED.map(([name]) => name)]);
+  for (const [name, value] of Object.entries(request))
+    if (value !== undefined && !skipped.has(name)) chat[name] = value;
   return chat;
 }
 

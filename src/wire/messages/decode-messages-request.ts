@@ -2,7 +2,9 @@
  * Decodes an Anthropic Messages body into the canonical chat request: `system` becomes a system
  * message, content blocks become chat content parts, `tool_use` blocks assistant tool calls and
  * `tool_result` blocks tool messages; tools, tool choice and generation settings carry over. Problems
- * are a 400 naming the field as the caller wrote it (`messages[1].content[0].type`).
+ * are a 400 naming the field as the caller wrote it (`messages[1].content[0].type`). Messages fields
+ * chat has no words for are carried over under their own names (an Anthropic deployment reads them
+ * from the native body); a field the Messages API does not have is refused, never dropped (issue 25).
  */
 import {
   type ChatMessage,
@@ -15,9 +17,47 @@ import { errors } from '../../lib/error-catalogue.ts';
 
 type Json = Record<string, unknown>;
 
+/** Fields the translation reads. */
+const TRANSLATED = new Set([
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'stream',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'metadata',
+  'tools',
+  'tool_choice',
+]);
+
+/** Messages API fields without a chat counterpart: carried over as written, for the upstream to decide. */
+const CARRIED = new Set([
+  'thinking',
+  'service_tier',
+  'container',
+  'mcp_servers',
+  'context_management',
+  'output_config',
+  'output_format',
+  'inference_geo',
+]);
+
+/** Names from the OpenAI APIs, with the Messages field that does the same. */
+const RENAMED: Readonly<Record<string, string>> = {
+  max_completion_tokens: 'max_tokens',
+  max_output_tokens: 'max_tokens',
+  stop: 'stop_sequences',
+  response_format: 'output_format',
+  user: 'metadata.user_id',
+};
+
 export function decodeMessagesRequest(body: unknown): ChatRequest {
   if (!isObject(body))
     throw errors.invalidRequest('The body must be a JSON object with model, max_tokens and messages.');
+  const carried = carriedFields(body);
   if (typeof body.model !== 'string' || body.model.length === 0)
     throw errors.invalidRequest(
       'model: must be a non-empty string naming a model from GET /v1/models.',
@@ -35,7 +75,12 @@ export function decodeMessagesRequest(body: unknown): ChatRequest {
   body.messages.forEach((message, index) => {
     messages.push(...decodeMessage(message, `messages[${index}]`));
   });
-  const request: ChatRequest = { model: body.model, messages, max_tokens: body.max_tokens as number };
+  const request: ChatRequest = {
+    model: body.model,
+    messages,
+    max_tokens: body.max_tokens as number,
+    ...carried,
+  };
   if (body.stream === true) request.stream = true;
   copySettings(body, request);
   if (body.tools !== undefined) request.tools = decodeTools(body.tools);
@@ -43,6 +88,26 @@ export function decodeMessagesRequest(body: unknown): ChatRequest {
   // Checked above, so an Anthropic deployment may take the caller's body as it is.
   request[nativeBody] = { format: 'anthropic-messages', body };
   return request;
+}
+
+/** The untranslated Messages fields to carry over; a field the Messages API lacks is a 400 naming it. */
+function carriedFields(body: Json): Json {
+  const carried: Json = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (TRANSLATED.has(name) || value === undefined) continue;
+    if (CARRIED.has(name)) {
+      if (value !== null) carried[name] = value;
+      continue;
+    }
+    const instead = RENAMED[name];
+    throw errors.invalidRequest(
+      instead
+        ? `${name}: is not a Messages API field; use ${instead} on /v1/messages.`
+        : `${name}: is not a field of the Messages API this gateway knows; remove it (unknown fields are refused rather than ignored).`,
+      name,
+    );
+  }
+  return carried;
 }
 
 function systemText(system: unknown): string | undefined {

@@ -118,6 +118,27 @@ describe('decodeMessagesRequest', () => {
   });
 });
 
+describe('fields /v1/messages does not translate (issue 25: nothing silently dropped)', () => {
+  const messages = [{ role: 'user', content: 'x' }];
+
+  it('refuses a field the Messages API does not have, naming the Messages field to use', () => {
+    const renamed = refusal({ ...base, messages, max_completion_tokens: 5 });
+    expect(renamed).toMatchObject({ status: 400, param: 'max_completion_tokens' });
+    expect(renamed.message).toContain('max_tokens');
+    expect(refusal({ ...base, messages, stop: ['x'] }).message).toContain('stop_sequences');
+    expect(refusal({ ...base, messages, frobnicate: true })).toMatchObject({
+      status: 400,
+      param: 'frobnicate',
+    });
+  });
+
+  it('carries Messages fields chat has no words for over to the chat request as written', () => {
+    const thinking = { type: 'enabled', budget_tokens: 2048 };
+    const request = decodeMessagesRequest({ ...base, messages, thinking, service_tier: 'auto' });
+    expect(request).toMatchObject({ thinking, service_tier: 'auto' });
+  });
+});
+
 describe('encodeMessage', () => {
   it('answers content blocks, the stop reason and usage with cached tokens counted apart', () => {
     const message = JSON.parse(

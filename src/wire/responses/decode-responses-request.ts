@@ -3,10 +3,12 @@
  * become chat messages (`function_call` items assistant tool calls, `function_call_output` items tool
  * messages), `instructions` a system message, `text.format` the response format, `max_output_tokens`
  * the output cap. Stored state (`previous_response_id`, `store: true`) is refused: the gateway keeps none.
+ * Every other field is carried over, accepted at a neutral value or refused by name (responses-fields.ts).
  */
 import type { ChatMessage, ChatRequest, ContentPart, ToolCall } from '../../canonical/chat-request.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import { decodeResponsesTools } from './decode-responses-tools.ts';
+import { checkNestedSettings, checkResponsesFields } from './responses-fields.ts';
 
 type Json = Record<string, unknown>;
 
@@ -56,6 +58,8 @@ export function decodeResponsesRequest(body: unknown): DecodedResponsesRequest {
         name,
       );
   }
+  const carried = checkResponsesFields(body);
+  checkNestedSettings(body);
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean')
     throw errors.invalidRequest('stream: must be true or false.', 'stream');
   const maxOutput = body.max_output_tokens;
@@ -68,7 +72,7 @@ export function decodeResponsesRequest(body: unknown): DecodedResponsesRequest {
     messages.push({ role: 'system', content: body.instructions });
   }
   messages.push(...decodeInput(body.input));
-  const request: ChatRequest = { model: body.model, messages };
+  const request: ChatRequest = { model: body.model, messages, ...carried };
   if (body.stream === true) request.stream = true;
   if (maxOutput != null) request.max_tokens = maxOutput as number;
   copySettings(body, request);
@@ -205,10 +209,25 @@ function copySettings(body: Json, request: ChatRequest): void {
       throw errors.invalidRequest(`${name}: must be a number.`, name);
     request[name] = value;
   }
+  const typed = [
+    ['parallel_tool_calls', 'boolean', 'true or false'],
+    ['user', 'string', 'a string'],
+    ['metadata', 'object', 'an object of strings'],
+  ] as const;
+  for (const [name, type, what] of typed) {
+    const value = body[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== type || Array.isArray(value))
+      throw errors.invalidRequest(`${name}: must be ${what}.`, name);
+  }
   if (typeof body.parallel_tool_calls === 'boolean') request.parallel_tool_calls = body.parallel_tool_calls;
   if (typeof body.user === 'string') request.user = body.user;
-  const effort = isObject(body.reasoning) ? body.reasoning.effort : undefined;
-  if (typeof effort === 'string') request.reasoning_effort = effort;
+  copyNested(body, request);
+  copyResponseFormat(body, request);
+}
+
+/** `text.format` is chat's `response_format`. */
+function copyResponseFormat(body: Json, request: ChatRequest): void {
   const format = isObject(body.text) ? body.text.format : undefined;
   if (format === undefined || format === null) return;
   if (!isObject(format))
@@ -231,6 +250,21 @@ function copySettings(body: Json, request: ChatRequest): void {
       'text.format.type: must be text, json_schema or json_object.',
       'text.format.type',
     );
+}
+
+/** `reasoning.effort` and `text.verbosity` are chat's `reasoning_effort` and `verbosity`. */
+function copyNested(body: Json, request: ChatRequest): void {
+  const pairs = [
+    ['reasoning', 'effort', 'reasoning_effort'],
+    ['text', 'verbosity', 'verbosity'],
+  ] as const;
+  for (const [parent, key, chatName] of pairs) {
+    const value = isObject(body[parent]) ? (body[parent] as Json)[key] : undefined;
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string')
+      throw errors.invalidRequest(`${parent}.${key}: must be a string such as "low".`, `${parent}.${key}`);
+    request[chatName] = value;
+  }
 }
 
 function requireString(value: unknown, path: string): string {

@@ -98,6 +98,60 @@ describe('decodeResponsesRequest', () => {
     }
     expect(() => decodeResponsesRequest({ model: 'm', input: 'x', store: false })).not.toThrow();
   });
+
+  it('refuses max_tokens with a 400 that says to use max_output_tokens, instead of dropping the cap (issue 25)', () => {
+    const error = refusal({ max_tokens: 5 });
+    expect(error).toMatchObject({ status: 400, param: 'max_tokens' });
+    expect(error.message).toContain('max_output_tokens');
+  });
+
+  it('refuses an unknown field or an unsupported setting by name, never drops it silently (issue 25)', () => {
+    for (const [body, param] of [
+      [{ temprature: 0.2 }, 'temprature'],
+      [{ max_completion_tokens: 5 }, 'max_completion_tokens'],
+      [{ response_format: { type: 'json_object' } }, 'response_format'],
+      [{ truncation: 'auto' }, 'truncation'],
+      [{ max_tool_calls: 3 }, 'max_tool_calls'],
+      [{ top_logprobs: 2 }, 'top_logprobs'],
+      [{ include: ['message.output_text.logprobs'] }, 'include[0]'],
+      [{ include: 'reasoning.encrypted_content' }, 'include'],
+      [{ stream_options: { include_obfuscation: true } }, 'stream_options'],
+      [{ reasoning: { effort: 'low', summary: 'auto' } }, 'reasoning.summary'],
+      [{ reasoning: { effort: 3 } }, 'reasoning.effort'],
+      [{ text: { format: { type: 'text' }, style: 'terse' } }, 'text.style'],
+      [{ parallel_tool_calls: 'yes' }, 'parallel_tool_calls'],
+      [{ user: 42 }, 'user'],
+      [{ metadata: ['x'] }, 'metadata'],
+    ] as const) {
+      const error = refusal(body);
+      expect(error.status, param).toBe(400);
+      expect(error.param, param).toBe(param);
+    }
+  });
+
+  it('carries the fields chat shares and accepts the neutral values of the others (issue 25)', () => {
+    const { request } = decodeResponsesRequest({
+      model: 'm',
+      input: 'x',
+      service_tier: 'flex',
+      prompt_cache_key: 'k',
+      safety_identifier: 'u1',
+      text: { verbosity: 'low' },
+      truncation: 'disabled',
+      include: ['reasoning.encrypted_content'],
+      stream_options: { include_obfuscation: false },
+      top_logprobs: null,
+      metadata: { a: 'b' },
+    });
+    expect(request).toMatchObject({
+      service_tier: 'flex',
+      prompt_cache_key: 'k',
+      safety_identifier: 'u1',
+      verbosity: 'low',
+    });
+    for (const absent of ['truncation', 'include', 'stream_options', 'top_logprobs', 'metadata'])
+      expect(request, absent).not.toHaveProperty(absent);
+  });
 });
 
 const echo = decodeResponsesRequest({ model: 'm', input: 'x' }).echo;
