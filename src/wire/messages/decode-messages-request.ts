@@ -31,11 +31,11 @@ const TRANSLATED = new Set([
   'metadata',
   'tools',
   'tool_choice',
+  'thinking',
 ]);
 
 /** Messages API fields without a chat counterpart: carried over as written, for the upstream to decide. */
 const CARRIED = new Set([
-  'thinking',
   'service_tier',
   'container',
   'mcp_servers',
@@ -269,6 +269,31 @@ function copySettings(body: Json, request: ChatRequest): void {
   }
   const userId = isObject(body.metadata) ? body.metadata.user_id : undefined;
   if (typeof userId === 'string') request.user = userId;
+  const effort = reasoningEffort(body.thinking);
+  if (effort) request.reasoning_effort = effort;
+}
+
+/**
+ * Extended thinking as chat's `reasoning_effort`, for providers other than Anthropic (an Anthropic
+ * deployment takes the caller's body as it is). The budget maps as LiteLLM maps the other way
+ * (low 1024, medium 2048, high 4096 tokens); disabled thinking asks for nothing.
+ */
+function reasoningEffort(thinking: unknown): 'low' | 'medium' | 'high' | undefined {
+  if (thinking === undefined || thinking === null) return undefined;
+  if (isObject(thinking) && thinking.type === 'disabled') return undefined;
+  const budget = isObject(thinking) ? thinking.budget_tokens : undefined;
+  if (
+    !isObject(thinking) ||
+    thinking.type !== 'enabled' ||
+    !Number.isInteger(budget) ||
+    (budget as number) < 1
+  )
+    throw errors.invalidRequest(
+      "thinking: must be {type: 'enabled', budget_tokens: <positive integer>} or {type: 'disabled'}.",
+      'thinking',
+    );
+  const tokens = budget as number;
+  return tokens <= 1024 ? 'low' : tokens <= 2048 ? 'medium' : 'high';
 }
 
 function requireString(value: unknown, path: string): string {

@@ -133,9 +133,27 @@ describe('fields /v1/messages does not translate (issue 25: nothing silently dro
   });
 
   it('carries Messages fields chat has no words for over to the chat request as written', () => {
-    const thinking = { type: 'enabled', budget_tokens: 2048 };
-    const request = decodeMessagesRequest({ ...base, messages, thinking, service_tier: 'auto' });
-    expect(request).toMatchObject({ thinking, service_tier: 'auto' });
+    const request = decodeMessagesRequest({ ...base, messages, service_tier: 'auto', container: 'c1' });
+    expect(request).toMatchObject({ service_tier: 'auto', container: 'c1' });
+  });
+
+  it("translates extended thinking into chat's reasoning_effort for other providers, never carrying `thinking`", () => {
+    const effort = (budget_tokens: number) =>
+      decodeMessagesRequest({ ...base, messages, thinking: { type: 'enabled', budget_tokens } });
+    expect(effort(1024)).toMatchObject({ reasoning_effort: 'low' });
+    expect(effort(2048)).toMatchObject({ reasoning_effort: 'medium' });
+    expect(effort(32_000)).toMatchObject({ reasoning_effort: 'high' });
+    expect(effort(1024)).not.toHaveProperty('thinking');
+    const disabled = decodeMessagesRequest({ ...base, messages, thinking: { type: 'disabled' } });
+    expect(disabled).not.toHaveProperty('reasoning_effort');
+    expect(disabled).not.toHaveProperty('thinking');
+    for (const thinking of [
+      { type: 'enabled' },
+      { type: 'enabled', budget_tokens: -1 },
+      'yes',
+      { type: 'x' },
+    ])
+      expect(refusal({ ...base, messages, thinking })).toMatchObject({ status: 400, param: 'thinking' });
   });
 });
 
