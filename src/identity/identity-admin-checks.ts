@@ -67,6 +67,24 @@ export async function requireKeyOwners(
     throw missingReference('team_id', 'team', teamId);
 }
 
+/**
+ * Only the master key gives a key to an administrator other than the actor (issue 25): whoever mints a
+ * key knows its secret, so a key minted for a peer lets its minter act as the peer (approve its own MCP
+ * calls, or, with a proxy administrator's key, administer the whole gateway). `role` is the user's role
+ * after the change when the same request sets it; otherwise the stored one is read.
+ */
+export async function requireKeyRecipient(
+  trx: Transaction,
+  actor: string,
+  userId: string | null | undefined,
+  role?: UserBody['role'],
+): Promise<void> {
+  if (!userId || actor === 'master' || actor === `user:${userId}`) return;
+  const recipientRole = role ?? (await new UserRepository(trx).get(userId))?.role;
+  if (recipientRole !== undefined && recipientRole !== 'member')
+    throw errors.keyForAnotherAdministrator(userId);
+}
+
 function missingReference(field: string, resource: string, id: string): GatewayError {
   return errors.invalidRequest(`${field}: no ${resource} with id '${id}' exists; create it first.`, field);
 }
@@ -80,14 +98,4 @@ export function idMismatch(field: string): GatewayError {
 
 export function notFound(resource: string, id: string): never {
   throw errors.notFound(resource, id);
-}
-
-const unitMs = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** The longest a key may be made to live: beyond it, dates stop being dates (issue 9). */
-export const MAX_KEY_LIFETIME_MS = 36_500 * unitMs.d;
-
-export function durationMs(duration: string): number {
-  const unit = duration.at(-1) as keyof typeof unitMs;
-  return Number(duration.slice(0, -1)) * unitMs[unit];
 }

@@ -94,10 +94,46 @@ export class OrganizationOf {
     }
   }
 
+  /**
+   * Whether a write to `thing` reaches a proxy administrator (issue 25): the user is one, the key or the
+   * api_key scope of a binding or policy is one's, or (when `deleting` a team) the team holds one's key.
+   */
+  async reachesProxyAdmin(thing: OwnedThing, deleting: boolean): Promise<boolean> {
+    const { db } = this;
+    switch (thing.kind) {
+      case 'user':
+        return (await new UserRepository(db).get(thing.id))?.role === 'proxy_admin';
+      case 'key': {
+        const key = await new ApiKeyRepository(db).get(thing.id);
+        return key?.user_id ? this.reachesProxyAdmin({ kind: 'user', id: key.user_id }, deleting) : false;
+      }
+      case 'team':
+        return deleting && new ApiKeyRepository(db).teamHoldsProxyAdminKey(thing.id);
+      case 'scope':
+        return (
+          thing.scopeType === 'api_key' && this.reachesProxyAdmin({ kind: 'key', id: thing.scopeId }, false)
+        );
+      case 'binding': {
+        const binding = await new McpBindingRepository(db).get(thing.id);
+        return binding ? this.reachesProxyAdmin(scopeOf(binding), false) : false;
+      }
+      case 'policy': {
+        const policy = await new McpToolPolicyRepository(db).get(thing.id);
+        return policy ? this.reachesProxyAdmin(scopeOf(policy), false) : false;
+      }
+      default:
+        return false; // organizations, tier policies and approvals belong to no single user
+    }
+  }
+
   private async ofScope(scopeType: string, scopeId: string): Promise<Owner> {
     if (scopeType === 'organization') return this.of({ kind: 'organization', id: scopeId });
     if (scopeType === 'team') return this.of({ kind: 'team', id: scopeId });
     if (scopeType === 'api_key') return this.of({ kind: 'key', id: scopeId });
     return null; // a server-wide policy belongs to no organization
   }
+}
+
+function scopeOf(scoped: { scope_type: string; scope_id: string }): OwnedThing {
+  return { kind: 'scope', scopeType: scoped.scope_type, scopeId: scoped.scope_id };
 }

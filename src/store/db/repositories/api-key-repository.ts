@@ -119,6 +119,18 @@ export class ApiKeyRepository {
     return (await query.execute()).map((row) => row.key_id);
   }
 
+  /** Whether a key of this team belongs to a proxy administrator (`admin` is its earlier name). */
+  async teamHoldsProxyAdminKey(teamId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('users', 'users.user_id', 'api_keys.user_id')
+      .select('api_keys.key_id')
+      .where('api_keys.team_id', '=', teamId)
+      .where('users.role', 'in', ['proxy_admin', 'admin'])
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Who created each of these keys (absent ids are left out). */
   async creators(keyIds: readonly string[]): Promise<Map<string, string | null>> {
     if (keyIds.length === 0) return new Map();
