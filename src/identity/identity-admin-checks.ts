@@ -3,9 +3,8 @@ import type { Kysely } from 'kysely';
 import type { LimitFields } from '../canonical/caller.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import type { GatewayError } from '../lib/gateway-error.ts';
-import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
-import { TeamRepository } from '../store/db/repositories/team-repository.ts';
-import { type UserChanges, UserRepository } from '../store/db/repositories/user-repository.ts';
+import { accessRepositories } from '../store/db/repositories/access-repositories.ts';
+import type { UserChanges } from '../store/db/repositories/user-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 import type { UserBody } from './admin-schemas.ts';
 import { checkBudgets, checkModelMaps, normalizeModelMaps } from './limit-fields.ts';
@@ -35,7 +34,7 @@ export async function requireOrganization(
   organizationId: string | null | undefined,
 ): Promise<void> {
   if (!organizationId) return;
-  if (!(await new OrganizationRepository(trx).get(organizationId)))
+  if (!(await accessRepositories(trx).organizations.get(organizationId)))
     throw missingReference('organization_id', 'organization', organizationId);
 }
 
@@ -46,7 +45,7 @@ export async function requireMembership(
 ): Promise<void> {
   await requireOrganization(trx, organizationId);
   if (!teamId) return;
-  const team = await new TeamRepository(trx).get(teamId);
+  const team = await accessRepositories(trx).teams.get(teamId);
   if (!team) throw missingReference('team_id', 'team', teamId);
   if (organizationId && team.organization_id && team.organization_id !== organizationId) {
     throw errors.invalidRequest(
@@ -61,9 +60,9 @@ export async function requireKeyOwners(
   userId: string | null | undefined,
   teamId: string | null | undefined,
 ): Promise<void> {
-  if (userId && !(await new UserRepository(trx).get(userId)))
+  if (userId && !(await accessRepositories(trx).users.get(userId)))
     throw missingReference('user_id', 'user', userId);
-  if (teamId && !(await new TeamRepository(trx).get(teamId)))
+  if (teamId && !(await accessRepositories(trx).teams.get(teamId)))
     throw missingReference('team_id', 'team', teamId);
 }
 
@@ -80,7 +79,7 @@ export async function requireKeyRecipient(
   role?: UserBody['role'],
 ): Promise<void> {
   if (!userId || actor === 'master' || actor === `user:${userId}`) return;
-  const recipientRole = role ?? (await new UserRepository(trx).get(userId))?.role;
+  const recipientRole = role ?? (await accessRepositories(trx).users.get(userId))?.role;
   if (recipientRole !== undefined && recipientRole !== 'member')
     throw errors.keyForAnotherAdministrator(userId);
 }

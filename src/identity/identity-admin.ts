@@ -34,6 +34,7 @@ import {
   validLimits,
 } from './identity-admin-checks.ts';
 import { keyChanges } from './key-changes.ts';
+import { childLineage, lineageOf } from './key-lineage.ts';
 
 export interface IdentityAdminOptions {
   db: Kysely<DatabaseSchema>;
@@ -251,7 +252,8 @@ export class IdentityAdmin {
 
   /**
    * Creates a key and returns its secret, which is shown this once and never stored. The actor is
-   * recorded as `created_by`, so that the creator may not approve the key's MCP calls (four-eyes).
+   * recorded as `created_by`, and with the lineage of the key it used as `created_by_lineage`, so that
+   * nobody behind the key may approve its MCP calls (four-eyes, key-lineage.ts).
    */
   async createKey(body: KeyBody, context: AuditContext): Promise<{ key: string; record: ApiKeyRecord }> {
     const changes = keyChanges(body, this.clock.now());
@@ -264,7 +266,9 @@ export class IdentityAdmin {
       const repository = new ApiKeyRepository(trx);
       const now = this.clock.now();
       const fields = { key_id: id, key_hash: this.hashKey(secret), key_prefix: displayPrefix(secret) };
-      await repository.insert({ ...changes, ...fields, created_by: context.actor }, now);
+      const lineage = await creatorLineage(repository, context);
+      const creator = { created_by: context.actor, created_by_lineage: lineage };
+      await repository.insert({ ...changes, ...fields, ...creator }, now);
       const record = (await repository.get(id))!;
       const organization = await organizationOfTarget(trx, { kind: 'key', id });
       await appendAudit(trx, context, entry('create', 'key', id, organization, null, record), now);
@@ -361,6 +365,13 @@ export class IdentityAdmin {
     await this.publisher.publish(queued);
     return result;
   }
+}
+
+/** The lineage of a key the actor creates now: the actor, then the lineage of the key it uses. */
+async function creatorLineage(keys: ApiKeyRepository, context: AuditContext): Promise<string[]> {
+  const actorKeyId = context.actorKeyId;
+  const actorKey = actorKeyId ? (await keys.lineages([actorKeyId])).get(actorKeyId) : undefined;
+  return childLineage(context.actor, actorKey ? lineageOf(actorKey) : []);
 }
 
 /** The audit entry of an identity change (`<type>.<verb>`). */

@@ -66,6 +66,8 @@ export interface ApiKeysTable extends LimitColumns, Timestamps {
   metadata: string | null;
   /** `master` or `user:<user_id>`; null for keys created before it was recorded. */
   created_by: string | null;
+  /** JSON array of the `user:<id>` labels behind the key, creator first (migration 0011); null before. */
+  created_by_lineage: string | null;
 }
 
 export interface GatewaySettingsTable {
