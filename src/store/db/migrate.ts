@@ -16,6 +16,7 @@ import * as tierPolicies from './migrations/0008-tier-policies.ts';
 import * as batches from './migrations/0009-batches.ts';
 import * as batchFinalizationLeases from './migrations/0010-batch-finalization-leases.ts';
 import * as keyCreatorLineage from './migrations/0011-key-creator-lineage.ts';
+import * as mcpPolicyCeiling from './migrations/0012-mcp-policy-ceiling.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0009-batches': batches,
   '0010-batch-finalization-leases': batchFinalizationLeases,
   '0011-key-creator-lineage': keyCreatorLineage,
+  '0012-mcp-policy-ceiling': mcpPolicyCeiling,
 };
 
 export interface MigrationReport {

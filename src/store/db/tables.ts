@@ -328,6 +328,8 @@ export interface McpToolPoliciesTable extends Timestamps {
   max_concurrency: number | null;
   result_cache_ttl_seconds: number | null;
   max_total_execution_time_ms: number | null;
+  /** 1: a server-wide ceiling narrower scopes may only tighten (migration 0012); 0: a default. */
+  is_ceiling: number;
 }
 
 export interface McpApprovalRequestsTable {
