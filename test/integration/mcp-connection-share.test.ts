@@ -124,15 +124,21 @@ describe('the default connection share', () => {
     await backend?.cleanup();
   });
 
+  const load = (yaml: string) =>
+    parseConfig(yaml, { path: undefined, env: {}, dataDir: '/nonexistent', source: 'test' });
+
   it('is 8 of the 32 connections without configuration', () => {
-    const config = parseConfig('general_settings: {}\n', {
-      path: undefined,
-      env: {},
-      dataDir: '/nonexistent',
-      source: 'test',
-    });
-    expect(config.general_settings.mcp_connections_per_key).toBe(8);
+    expect(load('general_settings: {}\n').general_settings.mcp_connections_per_key).toBe(8);
   });
+
+  it.each(['0', '33', '2.5', '"8"', 'null', '-1'])(
+    'refuses mcp_connections_per_key: %s at start, naming it',
+    (value) => {
+      expect(() => load(`general_settings:\n  mcp_connections_per_key: ${value}\n`)).toThrow(
+        /general_settings\.mcp_connections_per_key/,
+      );
+    },
+  );
 
   it("keeps one key that fires 40 calls from taking the pool: another key's call answers at once", async () => {
     const { upstream, tenants, client, hold, echo } = setup;
