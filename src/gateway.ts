@@ -31,7 +31,7 @@ import { DeploymentCapacity } from './limits/deployment-capacity.ts';
 import { startOutputGovernance } from './limits/output-requirements.ts';
 import { RejectionCounter } from './limits/rejection-counter.ts';
 import { startTierPolicies, type TierPolicies } from './limits/tier-policies.ts';
-import { createMcpServices } from './mcp/mcp-services.ts';
+import { createMcpServices, type McpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { Readiness } from './observability/readiness.ts';
@@ -88,6 +88,8 @@ export interface Gateway {
   batchFiles: BatchFiles | undefined;
   /** The in-process batch worker, when this process runs one. */
   batchWorker: BatchWorker | undefined;
+  /** The MCP gateway's parts (catalogue, upstream clients with their connection shares). */
+  mcp: McpServices;
   /**
    * Reports not ready and keeps serving for `preStopMs` (load balancers take the replica out meanwhile),
    * then stops accepting and finishes in-flight requests within `graceMs`; streams still open after it
@@ -202,10 +204,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     secretSalt: salt,
     version: VERSION,
-    refreshIntervalSeconds: general.mcp_catalog_refresh_interval_seconds,
-    degradedMode: general.redis_degraded_mode,
+    settings: general,
     servers: config.mcp_servers,
-    urlPolicy: { allowedHosts: general.upstream_allowed_hosts },
   });
   await mcp.start();
   const settings = config.router_settings;
@@ -348,6 +348,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     tierPolicies,
     batchFiles,
     batchWorker,
+    mcp,
     async close(
       graceMs = general.shutdown_grace_seconds * 1000,
       preStopMs = general.shutdown_pre_stop_seconds * 1000,

@@ -189,6 +189,8 @@ export const GeneralSettingsSchema = Type.Object(
     console_enabled: Type.Optional(Type.Boolean()),
     mcp_tool_loop_max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
     mcp_catalog_refresh_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
+    // Each API key's share of an MCP server's 32 pooled connections per process (issue 25).
+    mcp_connections_per_key: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
     budget_reconcile_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
     mcp_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     upstream_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),

@@ -115,6 +115,8 @@ export interface GeneralSettings {
   console_enabled: boolean;
   mcp_tool_loop_max_iterations: number;
   mcp_catalog_refresh_interval_seconds: number;
+  /** Tool calls one API key may have in flight to one MCP server per process (of its 32 connections). */
+  mcp_connections_per_key: number;
   /** How often budget counters are raised to the spend recorded in the database (0: only at start). */
   budget_reconcile_interval_seconds: number;
   /** Host names /mcp answers to (Host and Origin checks against DNS rebinding); `*` allows any. */

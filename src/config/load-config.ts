@@ -254,6 +254,7 @@ function buildConfig(
       console_enabled: general.console_enabled ?? true,
       mcp_tool_loop_max_iterations: general.mcp_tool_loop_max_iterations ?? 10,
       mcp_catalog_refresh_interval_seconds: general.mcp_catalog_refresh_interval_seconds ?? 300,
+      mcp_connections_per_key: general.mcp_connections_per_key ?? 8,
       budget_reconcile_interval_seconds: general.budget_reconcile_interval_seconds ?? 60,
       mcp_allowed_hosts: general.mcp_allowed_hosts ?? ['localhost', '127.0.0.1', '[::1]'],
       upstream_allowed_hosts: urlPolicy.allowedHosts,

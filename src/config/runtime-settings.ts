@@ -48,6 +48,7 @@ const SHOWN_GENERAL = [
   'console_enabled',
   'mcp_tool_loop_max_iterations',
   'mcp_catalog_refresh_interval_seconds',
+  'mcp_connections_per_key',
   'budget_reconcile_interval_seconds',
   'mcp_allowed_hosts',
   'upstream_allowed_hosts',

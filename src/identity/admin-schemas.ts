@@ -82,9 +82,12 @@ export const KeyBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The largest `offset` of an admin list: beyond it no table has rows, and larger numbers lose precision. */
+export const MAX_PAGE_OFFSET = 2_147_483_647;
+
 export const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_PAGE_OFFSET, default: 0 })),
 });
 
 /** `search` of the identity lists: part of an id or name, case-insensitive (text-search.ts). */

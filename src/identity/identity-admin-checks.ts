@@ -3,9 +3,8 @@ import type { Kysely } from 'kysely';
 import type { LimitFields } from '../canonical/caller.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import type { GatewayError } from '../lib/gateway-error.ts';
-import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
-import { TeamRepository } from '../store/db/repositories/team-repository.ts';
-import { type UserChanges, UserRepository } from '../store/db/repositories/user-repository.ts';
+import { accessRepositories } from '../store/db/repositories/access-repositories.ts';
+import type { UserChanges } from '../store/db/repositories/user-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 import type { UserBody } from './admin-schemas.ts';
 import { checkBudgets, checkModelMaps, normalizeModelMaps } from './limit-fields.ts';
@@ -35,7 +34,7 @@ export async function requireOrganization(
   organizationId: string | null | undefined,
 ): Promise<void> {
   if (!organizationId) return;
-  if (!(await new OrganizationRepository(trx).get(organizationId)))
+  if (!(await accessRepositories(trx).organizations.get(organizationId)))
     throw missingReference('organization_id', 'organization', organizationId);
 }
 
@@ -46,7 +45,7 @@ export async function requireMembership(
 ): Promise<void> {
   await requireOrganization(trx, organizationId);
   if (!teamId) return;
-  const team = await new TeamRepository(trx).get(teamId);
+  const team = await accessRepositories(trx).teams.get(teamId);
   if (!team) throw missingReference('team_id', 'team', teamId);
   if (organizationId && team.organization_id && team.organization_id !== organizationId) {
     throw errors.invalidRequest(
@@ -61,10 +60,28 @@ export async function requireKeyOwners(
   userId: string | null | undefined,
   teamId: string | null | undefined,
 ): Promise<void> {
-  if (userId && !(await new UserRepository(trx).get(userId)))
+  if (userId && !(await accessRepositories(trx).users.get(userId)))
     throw missingReference('user_id', 'user', userId);
-  if (teamId && !(await new TeamRepository(trx).get(teamId)))
+  if (teamId && !(await accessRepositories(trx).teams.get(teamId)))
     throw missingReference('team_id', 'team', teamId);
+}
+
+/**
+ * Only the master key gives a key to an administrator other than the actor (issue 25): whoever mints a
+ * key knows its secret, so a key minted for a peer lets its minter act as the peer (approve its own MCP
+ * calls, or, with a proxy administrator's key, administer the whole gateway). `role` is the user's role
+ * after the change when the same request sets it; otherwise the stored one is read.
+ */
+export async function requireKeyRecipient(
+  trx: Transaction,
+  actor: string,
+  userId: string | null | undefined,
+  role?: UserBody['role'],
+): Promise<void> {
+  if (!userId || actor === 'master' || actor === `user:${userId}`) return;
+  const recipientRole = role ?? (await accessRepositories(trx).users.get(userId))?.role;
+  if (recipientRole !== undefined && recipientRole !== 'member')
+    throw errors.keyForAnotherAdministrator(userId);
 }
 
 function missingReference(field: string, resource: string, id: string): GatewayError {
@@ -80,14 +97,4 @@ export function idMismatch(field: string): GatewayError {
 
 export function notFound(resource: string, id: string): never {
   throw errors.notFound(resource, id);
-}
-
-const unitMs = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** The longest a key may be made to live: beyond it, dates stop being dates (issue 9). */
-export const MAX_KEY_LIFETIME_MS = 36_500 * unitMs.d;
-
-export function durationMs(duration: string): number {
-  const unit = duration.at(-1) as keyof typeof unitMs;
-  return Number(duration.slice(0, -1)) * unitMs[unit];
 }

@@ -9,11 +9,7 @@ import type { LimitFields } from '../canonical/caller.ts';
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import { newId } from '../lib/random.ts';
-import {
-  type ApiKeyChanges,
-  type ApiKeyRecord,
-  ApiKeyRepository,
-} from '../store/db/repositories/api-key-repository.ts';
+import { type ApiKeyRecord, ApiKeyRepository } from '../store/db/repositories/api-key-repository.ts';
 import type { Page, PageRequest } from '../store/db/repositories/limit-columns.ts';
 import {
   type OrganizationRecord,
@@ -28,16 +24,17 @@ import { displayPrefix, generateApiKeySecret, type KeyHasher } from './api-key-s
 import type { AuthInvalidationPublisher, InvalidationTarget } from './auth-invalidation.ts';
 import {
   activatesOutputPolicy,
-  durationMs,
   idMismatch,
-  MAX_KEY_LIFETIME_MS,
   notFound,
   requireKeyOwners,
+  requireKeyRecipient,
   requireMembership,
   requireOrganization,
   userChanges,
   validLimits,
 } from './identity-admin-checks.ts';
+import { keyChanges } from './key-changes.ts';
+import { childLineage, lineageOf } from './key-lineage.ts';
 
 export interface IdentityAdminOptions {
   db: Kysely<DatabaseSchema>;
@@ -255,19 +252,23 @@ export class IdentityAdmin {
 
   /**
    * Creates a key and returns its secret, which is shown this once and never stored. The actor is
-   * recorded as `created_by`, so that the creator may not approve the key's MCP calls (four-eyes).
+   * recorded as `created_by`, and with the lineage of the key it used as `created_by_lineage`, so that
+   * nobody behind the key may approve its MCP calls (four-eyes, key-lineage.ts).
    */
   async createKey(body: KeyBody, context: AuditContext): Promise<{ key: string; record: ApiKeyRecord }> {
-    const changes = this.keyChanges(body);
+    const changes = keyChanges(body, this.clock.now());
     await this.requireOutputSupport(changes);
     const secret = generateApiKeySecret();
     const id = newId('key');
     const record = await this.db.transaction().execute(async (trx) => {
       await requireKeyOwners(trx, body.user_id, body.team_id);
+      await requireKeyRecipient(trx, context.actor, body.user_id);
       const repository = new ApiKeyRepository(trx);
       const now = this.clock.now();
       const fields = { key_id: id, key_hash: this.hashKey(secret), key_prefix: displayPrefix(secret) };
-      await repository.insert({ ...changes, ...fields, created_by: context.actor }, now);
+      const lineage = await creatorLineage(repository, context);
+      const creator = { created_by: context.actor, created_by_lineage: lineage };
+      await repository.insert({ ...changes, ...fields, ...creator }, now);
       const record = (await repository.get(id))!;
       const organization = await organizationOfTarget(trx, { kind: 'key', id });
       await appendAudit(trx, context, entry('create', 'key', id, organization, null, record), now);
@@ -277,18 +278,36 @@ export class IdentityAdmin {
   }
 
   async updateKey(id: string, body: KeyBody, context: AuditContext): Promise<ApiKeyRecord> {
-    const changes = this.keyChanges(body);
+    const changes = keyChanges(body, this.clock.now());
     await this.requireOutputSupport(changes);
     return this.change([{ kind: 'key', id }], context, async (trx) => {
       await requireKeyOwners(trx, body.user_id, body.team_id);
       const repository = new ApiKeyRepository(trx);
       const before = await repository.get(id);
-      if (!before || !(await repository.update(id, changes, this.clock.now())))
-        throw errors.notFound('key', id);
+      if (!before) throw errors.notFound('key', id);
+      // Moving a key to another user hands it to them (its holders keep the secret).
+      if (body.user_id !== before.user_id) await requireKeyRecipient(trx, context.actor, body.user_id);
+      if (!(await repository.update(id, changes, this.clock.now()))) throw errors.notFound('key', id);
       const record = (await repository.get(id))!;
       const organization = await organizationOfTarget(trx, { kind: 'key', id });
       return { result: record, audit: entry('update', 'key', id, organization, before, record) };
     });
+  }
+
+  /**
+   * Refuses, before anything is written, a key for `userId` that the actor may not mint (a key for
+   * another administrator; see requireKeyRecipient): for a use case that creates the user and then its key.
+   */
+  async requireKeyRecipient(
+    userId: string | undefined,
+    role: UserBody['role'],
+    context: AuditContext,
+  ): Promise<void> {
+    if (userId !== undefined) return requireKeyRecipient(this.db, context.actor, userId, role);
+    // A user created without an id is a new person: a key for them is for another administrator
+    // exactly when the request makes them one.
+    if (context.actor !== 'master' && role !== undefined && role !== 'member')
+      throw errors.keyForAnotherAdministrator(undefined);
   }
 
   /** The key whose secret this is (LiteLLM's management API names keys by their secret). */
@@ -329,34 +348,6 @@ export class IdentityAdmin {
     if (this.outputPolicyCheck && activatesOutputPolicy(changes)) await this.outputPolicyCheck();
   }
 
-  private keyChanges(body: KeyBody): ApiKeyChanges {
-    const { duration, expires_at, ...rest } = body;
-    if (duration !== undefined && expires_at !== undefined) {
-      throw errors.invalidRequest('Send either duration or expires_at, not both.', 'duration');
-    }
-    const changes: ApiKeyChanges = validLimits(rest);
-    if (duration !== undefined) {
-      const milliseconds = durationMs(duration);
-      if (!(milliseconds <= MAX_KEY_LIFETIME_MS))
-        throw errors.invalidRequest('duration: must be at most 100 years (36500d).', 'duration');
-      changes.expires_at = this.clock.now() + milliseconds;
-    }
-    if (expires_at !== undefined) changes.expires_at = expires_at === null ? null : this.expiry(expires_at);
-    return changes;
-  }
-
-  /** A valid instant no later than 100 years ahead (a leap second such as 23:59:60 does not parse). */
-  private expiry(text: string): number {
-    const at = Date.parse(text);
-    if (!Number.isFinite(at) || at < 0 || at > this.clock.now() + MAX_KEY_LIFETIME_MS) {
-      throw errors.invalidRequest(
-        'expires_at: must be a real date-time between 1970 and 100 years from now (e.g. 2027-01-31T00:00:00Z).',
-        'expires_at',
-      );
-    }
-    return at;
-  }
-
   /**
    * Runs `work` in a transaction that also appends its audit entry and queues the invalidation;
    * publishes the invalidation after commit.
@@ -374,6 +365,13 @@ export class IdentityAdmin {
     await this.publisher.publish(queued);
     return result;
   }
+}
+
+/** The lineage of a key the actor creates now: the actor, then the lineage of the key it uses. */
+async function creatorLineage(keys: ApiKeyRepository, context: AuditContext): Promise<string[]> {
+  const actorKeyId = context.actorKeyId;
+  const actorKey = actorKeyId ? (await keys.lineages([actorKeyId])).get(actorKeyId) : undefined;
+  return childLineage(context.actor, actorKey ? lineageOf(actorKey) : []);
 }
 
 /** The audit entry of an identity change (`<type>.<verb>`). */

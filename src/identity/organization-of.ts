@@ -5,14 +5,7 @@
  * MCP binding, policy or approval to the scope or key it names.
  */
 import type { Kysely } from 'kysely';
-import { ApiKeyRepository } from '../store/db/repositories/api-key-repository.ts';
-import { McpApprovalRepository } from '../store/db/repositories/mcp-approval-repository.ts';
-import { McpBindingRepository } from '../store/db/repositories/mcp-binding-repository.ts';
-import { McpToolPolicyRepository } from '../store/db/repositories/mcp-tool-policy-repository.ts';
-import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
-import { TeamRepository } from '../store/db/repositories/team-repository.ts';
-import { TierPolicyRepository } from '../store/db/repositories/tier-policy-repository.ts';
-import { UserRepository } from '../store/db/repositories/user-repository.ts';
+import { type AccessRepositories, accessRepositories } from '../store/db/repositories/access-repositories.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
 
 export type OwnedThing =
@@ -32,10 +25,10 @@ export interface KeyOwnersChange {
 }
 
 export class OrganizationOf {
-  private readonly db: Kysely<DatabaseSchema>;
+  private readonly repositories: AccessRepositories;
 
   constructor(db: Kysely<DatabaseSchema>) {
-    this.db = db;
+    this.repositories = accessRepositories(db);
   }
 
   /** The organization of a key with these owners: its team's, or without a team its user's. */
@@ -46,7 +39,7 @@ export class OrganizationOf {
 
   /** The organization a key would belong to after `change`; undefined when the key does not exist. */
   async ofKeyAfter(keyId: string, change: KeyOwnersChange): Promise<Owner> {
-    const key = await new ApiKeyRepository(this.db).get(keyId);
+    const key = await this.repositories.apiKeys.get(keyId);
     if (!key) return undefined;
     const owner = (next: unknown, stored: string | null) =>
       next === undefined ? stored : typeof next === 'string' ? next : null;
@@ -54,16 +47,16 @@ export class OrganizationOf {
   }
 
   async of(thing: OwnedThing): Promise<Owner> {
-    const { db } = this;
+    const { repositories } = this;
     switch (thing.kind) {
       case 'organization':
-        return (await new OrganizationRepository(db).get(thing.id)) ? thing.id : undefined;
+        return (await repositories.organizations.get(thing.id)) ? thing.id : undefined;
       case 'team': {
-        const team = await new TeamRepository(db).get(thing.id);
+        const team = await repositories.teams.get(thing.id);
         return team?.organization_id;
       }
       case 'user': {
-        const user = await new UserRepository(db).get(thing.id);
+        const user = await repositories.users.get(thing.id);
         if (!user) return undefined;
         return (
           user.organization_id ??
@@ -71,26 +64,58 @@ export class OrganizationOf {
         );
       }
       case 'key': {
-        const key = await new ApiKeyRepository(db).get(thing.id);
+        const key = await repositories.apiKeys.get(thing.id);
         return key && this.ofKeyOwners(key.team_id, key.user_id);
       }
       case 'scope':
         return this.ofScope(thing.scopeType, thing.scopeId);
       case 'binding': {
-        const binding = await new McpBindingRepository(db).get(thing.id);
+        const binding = await repositories.mcpBindings.get(thing.id);
         return binding && this.ofScope(binding.scope_type, binding.scope_id);
       }
       case 'policy': {
-        const policy = await new McpToolPolicyRepository(db).get(thing.id);
+        const policy = await repositories.mcpToolPolicies.get(thing.id);
         return policy && this.ofScope(policy.scope_type, policy.scope_id);
       }
       case 'tier_policy':
-        return (await new TierPolicyRepository(db).get(thing.id))?.organization_id;
+        return (await repositories.tierPolicies.get(thing.id))?.organization_id;
       case 'approval': {
-        const approval = await new McpApprovalRepository(db).get(thing.id);
+        const approval = await repositories.mcpApprovals.get(thing.id);
         if (!approval) return undefined;
         return approval.key_id ? ((await this.of({ kind: 'key', id: approval.key_id })) ?? null) : null;
       }
+    }
+  }
+
+  /**
+   * Whether a write to `thing` reaches a proxy administrator (issue 25): the user is one, the key or the
+   * api_key scope of a binding or policy is one's, or (when `deleting` a team) the team holds one's key.
+   */
+  async reachesProxyAdmin(thing: OwnedThing, deleting: boolean): Promise<boolean> {
+    const { repositories } = this;
+    switch (thing.kind) {
+      case 'user':
+        return (await repositories.users.get(thing.id))?.role === 'proxy_admin';
+      case 'key': {
+        const key = await repositories.apiKeys.get(thing.id);
+        return key?.user_id ? this.reachesProxyAdmin({ kind: 'user', id: key.user_id }, deleting) : false;
+      }
+      case 'team':
+        return deleting && repositories.apiKeys.teamHoldsProxyAdminKey(thing.id);
+      case 'scope':
+        return (
+          thing.scopeType === 'api_key' && this.reachesProxyAdmin({ kind: 'key', id: thing.scopeId }, false)
+        );
+      case 'binding': {
+        const binding = await repositories.mcpBindings.get(thing.id);
+        return binding ? this.reachesProxyAdmin(scopeOf(binding), false) : false;
+      }
+      case 'policy': {
+        const policy = await repositories.mcpToolPolicies.get(thing.id);
+        return policy ? this.reachesProxyAdmin(scopeOf(policy), false) : false;
+      }
+      default:
+        return false; // organizations, tier policies and approvals belong to no single user
     }
   }
 
@@ -100,4 +125,8 @@ export class OrganizationOf {
     if (scopeType === 'api_key') return this.of({ kind: 'key', id: scopeId });
     return null; // a server-wide policy belongs to no organization
   }
+}
+
+function scopeOf(scoped: { scope_type: string; scope_id: string }): OwnedThing {
+  return { kind: 'scope', scopeType: scoped.scope_type, scopeId: scoped.scope_id };
 }

@@ -299,6 +299,33 @@ export const errors = {
       code: 'batches_disabled',
       message:
         'Files and batches are disabled on this gateway. The operator enables them with general_settings.embeddings_batch_enabled: true.',
+      });
+    },
+  // Administration refusals (issue 25: scoped administrators, keys for administrators, policy ceilings).
+  outsideAdminScope(reason: string): GatewayError {
+    return new GatewayError({
+      status: 403,
+      type: ErrorType.permission,
+      code: 'outside_admin_scope',
+      message: `Organization administrators manage only their own organization: ${reason}.`,
+    });
+  },
+  keyForAnotherAdministrator(userId: string | undefined): GatewayError {
+    return new GatewayError({
+      status: 403,
+      type: ErrorType.permission,
+      code: 'key_for_another_administrator',
+      message: `${userId ? `User '${userId}'` : 'The user'} is an administrator: only the master key may give them a key (its minter would know it). Ask the operator, or let them mint their own.`,
+      param: 'user_id',
+    });
+  },
+  belowPolicyCeiling(field: string, reason: string): GatewayError {
+    return new GatewayError({
+      status: 403,
+      type: ErrorType.permission,
+      code: 'below_policy_ceiling',
+      message: `${field}: ${reason}; a narrower policy may only tighten the server-wide ceiling. Ask a proxy administrator.`,
+      param: field,
     });
   },
   internal(): GatewayError {

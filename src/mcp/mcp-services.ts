@@ -4,10 +4,9 @@
  * configured servers, refresh catalogues on the interval, close upstream pools at shutdown.
  */
 import type { Kysely } from 'kysely';
-import type { McpServerConfig } from '../config/config.ts';
+import type { GeneralSettings, McpServerConfig } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createSecretBox } from '../lib/secret-box.ts';
-import type { UpstreamUrlPolicy } from '../lib/upstream-url-policy.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
@@ -38,11 +37,18 @@ export interface McpServicesOptions {
   /** Salt from which the key sealing upstream tokens is derived. */
   secretSalt: string;
   version: string;
-  refreshIntervalSeconds: number;
-  degradedMode: 'fail_open' | 'fail_closed';
+  /**
+   * The catalogue refresh interval, each API key's share of a server's 32 connections, the degraded
+   * mode of the tool limits, and where MCP base_url may point (upstream_allowed_hosts).
+   */
+  settings: Pick<
+    GeneralSettings,
+    | 'mcp_catalog_refresh_interval_seconds'
+    | 'mcp_connections_per_key'
+    | 'redis_degraded_mode'
+    | 'upstream_allowed_hosts'
+  >;
   servers: readonly McpServerConfig[];
-  /** Where MCP base_url may point (general_settings.upstream_allowed_hosts). */
-  urlPolicy: UpstreamUrlPolicy;
 }
 
 export interface McpServices {
@@ -60,13 +66,14 @@ export interface McpServices {
 }
 
 export function createMcpServices(options: McpServicesOptions): McpServices {
-  const { db, store, clock, metrics, logger } = options;
+  const { db, store, clock, metrics, logger, settings } = options;
   const secretBox = createSecretBox(options.secretSalt);
   const clientOptions = {
     clientName: 'switchboard',
     clientVersion: options.version,
     maxResponseBytes: 8 * 1024 * 1024,
     connections: 32,
+    connectionsPerKey: settings.mcp_connections_per_key,
   };
   const catalog = new McpCatalog({ db, store });
   const clients = new UpstreamClients({ secretBox, client: clientOptions });
@@ -82,12 +89,12 @@ export function createMcpServices(options: McpServicesOptions): McpServices {
     store,
     clock,
     logger,
-    intervalSeconds: options.refreshIntervalSeconds,
+    intervalSeconds: settings.mcp_catalog_refresh_interval_seconds,
   });
   const executor = new ToolExecutor({
     catalog,
     clients,
-    limits: new ToolLimits({ store, clock, degradedMode: options.degradedMode }),
+    limits: new ToolLimits({ store, clock, degradedMode: settings.redis_degraded_mode }),
     approvals: new ApprovalGate({ db, clock, metrics }),
     validator: new ArgumentValidator(),
     metrics,
@@ -102,7 +109,7 @@ export function createMcpServices(options: McpServicesOptions): McpServices {
     catalog,
     refresher,
     clients,
-    urlPolicy: options.urlPolicy,
+    urlPolicy: { allowedHosts: settings.upstream_allowed_hosts },
   });
   let reloadTimer: NodeJS.Timeout | undefined;
   return {

@@ -8,7 +8,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../canonical/caller.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { ApprovalGate } from './approvals/approval-gate.ts';
+import type { ApprovalGate, ApprovalTicket } from './approvals/approval-gate.ts';
 import type { ArgumentValidator } from './argument-validator.ts';
 import { callFingerprint } from './call-fingerprint.ts';
 import { JsonRpcCode, JsonRpcError, rpcErrors } from './json-rpc-error.ts';
@@ -166,14 +166,37 @@ export class ToolExecutor {
     const release = await this.acquireSlot(visible, policy);
     let value: ToolResult;
     try {
-      await approval?.consume();
-      value = await this.execute(visible, args, headers, input.signal, policy);
+      value = await this.runOnConnection(visible, args, headers, input, policy, approval);
     } finally {
       await release?.();
     }
     if (cacheTtl !== null && cacheTtl > 0 && value.isError !== true)
       await limits.remember(call.fingerprint, value, cacheTtl);
     return { value, cached: false };
+  }
+
+  /**
+   * Runs the call on one of its API key's share of the server's connections (upstream/connection-share.ts),
+   * taken before the approval is consumed: a call refused for it keeps its approval, as one refused a
+   * max_concurrency slot does.
+   */
+  private async runOnConnection(
+    visible: VisibleTool,
+    args: Record<string, unknown>,
+    headers: Record<string, string>,
+    input: ToolCallInput,
+    policy: EffectivePolicy,
+    approval: ApprovalTicket | undefined,
+  ): Promise<ToolResult> {
+    const connection = await this.options.clients
+      .for(visible.server.record)
+      .reserveConnection(input.caller.keyId ?? 'master', visible.name, input.signal);
+    try {
+      await approval?.consume();
+      return await this.execute(visible, args, headers, input.signal, policy);
+    } finally {
+      connection();
+    }
   }
 
   /** The call's arguments when they are an object matching the tool's inputSchema; -32602 otherwise. */

@@ -223,7 +223,7 @@ describe('MCP in the console', () => {
     await row.waitFor();
     const approve = row.getByRole('button', { name: 'Approve' });
     expect(await approve.isDisabled()).toBe(true);
-    expect(await describedText(approve)).toMatch(/own or created the key/i);
+    expect(await describedText(approve)).toMatch(/four-eyes: you are behind the key that made this call/i);
     expect(await row.getByRole('button', { name: 'Reject' }).isEnabled()).toBe(true);
     await console.screenshot('approvals-four-eyes');
 

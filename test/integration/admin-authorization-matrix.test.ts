@@ -2,7 +2,8 @@
  * The authorization matrix of the admin API (issue 9: an admin of one organization changed another's
  * team): every /ui/api route, taken from the OpenAPI document so a new route cannot escape, called by
  * no key, a revoked key, a member, an organization administrator of another organization and of the
- * right one, a proxy administrator and the master key, on both storage backends.
+ * right one, a proxy administrator and the master key, on both storage backends. Key minting and key
+ * moves for every pair of caller and recipient role are admin-key-authorization-matrix.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminScopeRules } from '../../src/http/plugins/admin-scope.ts';

@@ -27,7 +27,7 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
     }
     const reports = await Promise.all(databases.map((database) => migrateToLatest(database)));
     const applied = reports.map((report) => report.applied.length).sort();
-    expect(applied).toEqual([0, 0, 0, 11]);
+    expect(applied).toEqual([0, 0, 0, 13]);
   });
 
   it('creates its own bookkeeping tables even when another schema of the database has them', async () => {
@@ -46,6 +46,8 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
         '0009-batches',
         '0010-batch-finalization-leases',
         '0011-spend-usage-estimated',
+        '0012-key-creator-lineage',
+        '0013-mcp-policy-ceiling',
       ]);
       expect((await migrateToLatest(database)).applied).toEqual([]);
     } finally {

@@ -3,13 +3,14 @@
  * proxy administrators manage everything; an organization administrator manages only the teams, users,
  * keys, MCP bindings, policies and approvals of their organization. Every admin route has a rule here
  * (a test fails for a route without one): proxy-only, a list narrowed to the organization, or the
- * things a request touches, each of which must belong to the administrator's organization.
+ * things a request touches, each of which must belong to the administrator's organization and none of
+ * which may be, or belong to, a proxy administrator (issue 25: an org admin minted itself a proxy
+ * admin's key). Who may hand a key to an administrator at all is the identity use case's rule.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { OrganizationOf, OwnedThing, Owner } from '../../identity/organization-of.ts';
-import { ErrorType } from '../../lib/error-catalogue.ts';
-import { GatewayError } from '../../lib/gateway-error.ts';
+import { errors } from '../../lib/error-catalogue.ts';
 
 type Input = {
   params: Record<string, string>;
@@ -174,7 +175,7 @@ export const adminScopePlugin = fp(
       const actor = request.adminActor;
       if (actor === null || actor.kind !== 'user' || actor.role !== 'org_admin') return;
       const rule = adminScopeRules[`${request.method} ${request.routeOptions.url}`];
-      if (!rule) throw outsideScope('this route is not open to organization administrators');
+      if (!rule) throw errors.outsideAdminScope('this route is not open to organization administrators');
       await enforce(rule, request, actor.organizationId, options.organizationOf);
     };
     // Only routes that authenticate administrators carry the guard: proxy routes pay nothing for it.
@@ -194,7 +195,8 @@ async function enforce(
   organizationOf: OrganizationOf,
 ): Promise<void> {
   if (rule.kind === 'open') return;
-  if (rule.kind === 'proxy') throw outsideScope('only the master key and proxy administrators may do this');
+  if (rule.kind === 'proxy')
+    throw errors.outsideAdminScope('only the master key and proxy administrators may do this');
   const input = {
     params: (request.params ?? {}) as Record<string, string>,
     body: (request.body ?? {}) as Record<string, unknown>,
@@ -206,26 +208,38 @@ async function enforce(
     return;
   }
   if (input.body.role === 'proxy_admin' || input.body.role === 'admin')
-    throw outsideScope('organization administrators may not grant the proxy_admin role');
+    throw errors.outsideAdminScope('organization administrators may not grant the proxy_admin role');
   // Clearing the organization would take a team or user (and their keys) out of the organization's
   // budgets and limits, beyond the administrator's reach.
   if (input.body.organization_id === null)
-    throw outsideScope('organization administrators may not take a team or user out of their organization');
+    throw errors.outsideAdminScope(
+      'organization administrators may not take a team or user out of their organization',
+    );
   let anchored = false;
+  const deleting = request.method === 'DELETE';
   for (const item of rule.things(input)) {
     if (!item) continue;
     const owner = await organizationOf.of(item);
     if (owner === undefined) continue;
-    if (owner !== organizationId) throw outsideScope(`it belongs to another organization (or to none)`);
+    if (owner !== organizationId)
+      throw errors.outsideAdminScope(`it belongs to another organization (or to none)`);
+    // A proxy administrator inside the organization is still out of reach: changing them or handing
+    // them a key would let an organization administrator act as one (issue 25).
+    if (await organizationOf.reachesProxyAdmin(item, deleting))
+      throw errors.outsideAdminScope('it is, or belongs to, a proxy administrator');
     anchored = true;
   }
   if (rule.anchored && !anchored) {
-    throw outsideScope('name something of your organization (organization_id, team_id, user_id or scope)');
+    throw errors.outsideAdminScope(
+      'name something of your organization (organization_id, team_id, user_id or scope)',
+    );
   }
   if (rule.after) {
     const owner = await rule.after(input, organizationOf);
     if (owner !== undefined && owner !== organizationId)
-      throw outsideScope('after this change it would belong to another organization (or to none)');
+      throw errors.outsideAdminScope(
+        'after this change it would belong to another organization (or to none)',
+      );
   }
 }
 
@@ -241,15 +255,8 @@ async function enforceFilters(
     // An unknown owner (a deleted key, team or user) is refused too: its spend rows still carry its
     // own organization, which an org admin's forced filter would not apply to every summary.
     if (owner !== organizationId)
-      throw outsideScope('the filter names something of another organization (or of none, or deleted)');
+      throw errors.outsideAdminScope(
+        'the filter names something of another organization (or of none, or deleted)',
+      );
   }
-}
-
-function outsideScope(reason: string): GatewayError {
-  return new GatewayError({
-    status: 403,
-    type: ErrorType.permission,
-    code: 'outside_admin_scope',
-    message: `Organization administrators manage only their own organization: ${reason}.`,
-  });
 }

@@ -178,6 +178,7 @@ export function registerLiteLlmManagementRoutes(
       }
       const body = validate(UserBody, fields) as UserBody;
       const context = auditContext(request.adminActor, request.id);
+      await admin.requireKeyRecipient(body.user_id, body.role, context);
       const { record: user } = await admin.upsertUser(body, context);
       const { key } = await admin.createKey({ user_id: user.user_id }, context);
       return { ...user, key };

@@ -66,6 +66,7 @@ export const McpPolicyView = Type.Object({
   max_concurrency: NullableInteger,
   result_cache_ttl_seconds: NullableInteger,
   max_total_execution_time_ms: NullableInteger,
+  is_ceiling: Type.Boolean(),
   created_at: Time,
   updated_at: Time,
 });

@@ -87,6 +87,12 @@ export const McpToolPolicyBody = Type.Object(
     max_concurrency: NullableLimit("Concurrent calls in the policy's scope; null for no limit."),
     result_cache_ttl_seconds: NullableLimit('Seconds identical calls of one API key are served from cache.'),
     max_total_execution_time_ms: NullableLimit('Upper bound of a call, upstream included (-32030).'),
+    is_ceiling: Type.Optional(
+      Type.Boolean({
+        description:
+          'Server-wide policies only: true makes it a ceiling narrower scopes may only tighten; false (default) a default they may override.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

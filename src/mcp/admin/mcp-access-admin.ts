@@ -22,6 +22,7 @@ import {
 } from '../../store/db/repositories/mcp-binding-repository.ts';
 import { McpServerRepository } from '../../store/db/repositories/mcp-server-repository.ts';
 import {
+  type McpPolicyChanges,
   type McpPolicyFilter,
   type McpPolicyLimits,
   McpToolPolicyRepository,
@@ -30,6 +31,7 @@ import { OrganizationRepository } from '../../store/db/repositories/organization
 import { TeamRepository } from '../../store/db/repositories/team-repository.ts';
 import type { DatabaseSchema } from '../../store/db/tables.ts';
 import type { McpCatalog } from '../mcp-catalog.ts';
+import { loosenedField } from '../policy-resolution.ts';
 import type { McpBindingBody, McpToolPolicyBody } from './admin-schemas.ts';
 import { type BindingView, bindingView, type PolicyView, policyView } from './mcp-admin-views.ts';
 
@@ -109,25 +111,7 @@ export class McpAccessAdmin {
     body: McpToolPolicyBody,
     context: AuditContext,
   ): Promise<{ policy: PolicyView; created: boolean }> {
-    const scopeType = body.scope_type ?? null;
-    const scopeId = body.scope_id ?? null;
-    if (scopeType === null && scopeId !== null) {
-      throw errors.invalidRequest('scope_type: is required when scope_id is given.', 'scope_type');
-    }
-    if (scopeType !== null && scopeId === null) {
-      throw errors.invalidRequest(`scope_id: is required when scope_type is ${scopeType}.`, 'scope_id');
-    }
-    const limits: Partial<McpPolicyLimits> = {};
-    for (const name of [
-      'enabled',
-      'require_approval',
-      'max_rpm',
-      'max_concurrency',
-      'result_cache_ttl_seconds',
-      'max_total_execution_time_ms',
-    ] as const) {
-      if (body[name] !== undefined) (limits as Record<string, unknown>)[name] = body[name];
-    }
+    const { scopeType, scopeId, changes } = policyChanges(body);
     const result = await upsertRacing(this.db, async (trx) => {
       await requireServer(trx, body.server_id);
       if (scopeType !== null) await requireScope(trx, scopeType, scopeId!);
@@ -135,9 +119,11 @@ export class McpAccessAdmin {
       const storedType = scopeType ?? 'server';
       const storedId = scopeId ?? '';
       const existing = await repository.findByScope(body.server_id, body.tool_name, storedType, storedId);
+      if (!(changes.is_ceiling ?? existing?.is_ceiling ?? false))
+        await requireWithinCeilings(repository, body.server_id, body.tool_name, changes);
       const now = this.clock.now();
       if (existing) {
-        await repository.update(existing.policy_id, limits, now);
+        await repository.update(existing.policy_id, changes, now);
         const after = (await repository.get(existing.policy_id))!;
         await appendAudit(trx, context, await policyEntry(trx, 'update', existing, after), now);
         return { id: existing.policy_id, created: false };
@@ -150,12 +136,13 @@ export class McpAccessAdmin {
           tool_name: body.tool_name,
           scope_type: storedType,
           scope_id: storedId,
-          enabled: limits.enabled ?? true,
-          require_approval: limits.require_approval ?? 'never',
-          max_rpm: limits.max_rpm ?? null,
-          max_concurrency: limits.max_concurrency ?? null,
-          result_cache_ttl_seconds: limits.result_cache_ttl_seconds ?? null,
-          max_total_execution_time_ms: limits.max_total_execution_time_ms ?? null,
+          enabled: changes.enabled ?? true,
+          require_approval: changes.require_approval ?? 'never',
+          max_rpm: changes.max_rpm ?? null,
+          max_concurrency: changes.max_concurrency ?? null,
+          result_cache_ttl_seconds: changes.result_cache_ttl_seconds ?? null,
+          max_total_execution_time_ms: changes.max_total_execution_time_ms ?? null,
+          is_ceiling: changes.is_ceiling ?? false,
         },
         now,
       );
@@ -183,6 +170,55 @@ export class McpAccessAdmin {
       await appendAudit(trx, context, audit, this.clock.now());
     });
     await this.catalog.changed();
+  }
+}
+
+/** A policy body's scope and the fields it sets (omitted ones keep their value on update). */
+function policyChanges(body: McpToolPolicyBody) {
+  const scopeType = body.scope_type ?? null;
+  const scopeId = body.scope_id ?? null;
+  if (scopeType === null && scopeId !== null) {
+    throw errors.invalidRequest('scope_type: is required when scope_id is given.', 'scope_type');
+  }
+  if (scopeType !== null && scopeId === null) {
+    throw errors.invalidRequest(`scope_id: is required when scope_type is ${scopeType}.`, 'scope_id');
+  }
+  if (scopeType !== null && body.is_ceiling === true) {
+    throw errors.invalidRequest(
+      'is_ceiling: only a server-wide policy (without scope_type and scope_id) can be a ceiling.',
+      'is_ceiling',
+    );
+  }
+  const changes: McpPolicyChanges = {};
+  for (const name of [
+    'enabled',
+    'require_approval',
+    'max_rpm',
+    'max_concurrency',
+    'result_cache_ttl_seconds',
+    'max_total_execution_time_ms',
+    'is_ceiling',
+  ] as const) {
+    if (body[name] !== undefined) (changes as Record<string, unknown>)[name] = body[name];
+  }
+  return { scopeType, scopeId, changes };
+}
+
+/**
+ * A policy that is not itself a ceiling may not set a field looser than a server-wide ceiling of its
+ * tool or of `*` (issue 25): 403 naming the field. Fields it leaves out are bounded when a call resolves.
+ */
+async function requireWithinCeilings(
+  repository: McpToolPolicyRepository,
+  serverId: string,
+  toolName: string,
+  changes: Partial<McpPolicyLimits>,
+): Promise<void> {
+  for (const tool of new Set([toolName, '*'])) {
+    const ceiling = await repository.findByScope(serverId, tool, 'server', '');
+    if (!ceiling?.is_ceiling) continue;
+    const loosened = loosenedField(changes, ceiling);
+    if (loosened) throw errors.belowPolicyCeiling(loosened.field, loosened.reason);
   }
 }
 

@@ -1,11 +1,12 @@
 /**
  * The approval desk of the admin API: lists requests with the status a person sees and what the viewer
- * may do with each, and records decisions (an admin may not approve a call made with their own key),
+ * may do with each, and records decisions (four-eyes along the keys' lineage: approval-rules.ts),
  * each audited in its transaction as `approval.approve` or `approval.reject` (docs/audit.md).
  */
 import type { Kysely } from 'kysely';
 import { type AuditContext, appendAudit, organizationOfTarget } from '../../identity/admin-audit.ts';
 import { type AdminActor, actorLabel } from '../../identity/authenticator.ts';
+import { lineageOf, peopleBehind } from '../../identity/key-lineage.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { errors } from '../../lib/error-catalogue.ts';
 import type { Metrics } from '../../observability/metrics.ts';
@@ -19,7 +20,7 @@ import {
 import type { DatabaseSchema } from '../../store/db/tables.ts';
 import { mcpAdminErrors } from '../admin/mcp-admin-errors.ts';
 import type { McpCatalog } from '../mcp-catalog.ts';
-import { decisionWindowEnd, PENDING_TTL_MS, visibleStatus, windowsAt } from './approval-rules.ts';
+import { decisionWindowEnd, mayApprove, PENDING_TTL_MS, visibleStatus, windowsAt } from './approval-rules.ts';
 
 export interface ApprovalView {
   approval_request_id: string;
@@ -75,9 +76,9 @@ export class ApprovalAdmin {
   ): Promise<Page<ApprovalView>> {
     const now = this.clock.now();
     const result = await this.repository.list(page, filter, windowsAt(now));
-    const creators = await this.keys.creators(result.items.flatMap((record) => record.key_id ?? []));
+    const people = await this.peopleBehindKeys(result.items, viewer);
     return {
-      items: result.items.map((record) => this.view(record, viewer, now, creators)),
+      items: result.items.map((record) => this.view(record, viewer, now, people)),
       total: result.total,
     };
   }
@@ -94,8 +95,8 @@ export class ApprovalAdmin {
     const status = visibleStatus(record, now);
     if (status === 'expired' && record.status === 'pending') throw mcpAdminErrors.expired(approvalRequestId);
     if (status !== 'pending') throw mcpAdminErrors.notPending(approvalRequestId);
-    const creators = await this.keys.creators(record.key_id ? [record.key_id] : []);
-    if (body.status === 'approved' && !mayApprove(actor, record, creators))
+    const people = await this.peopleBehindKeys([record], actor);
+    if (body.status === 'approved' && !approvable(actor, record, people))
       throw mcpAdminErrors.ownerMayNotApprove();
     const decided = await this.db.transaction().execute(async (trx) => {
       const repository = new McpApprovalRepository(trx);
@@ -124,14 +125,25 @@ export class ApprovalAdmin {
     });
     if (!decided) throw mcpAdminErrors.notPending(approvalRequestId); // decided concurrently
     this.metrics.mcpApprovals.inc({ status: body.status });
-    return this.view((await this.repository.get(approvalRequestId))!, actor, now, creators);
+    return this.view((await this.repository.get(approvalRequestId))!, actor, now, people);
+  }
+
+  /** Everyone behind the calling keys of these requests and behind the viewer's key, by key id. */
+  private async peopleBehindKeys(
+    records: readonly McpApprovalRecord[],
+    viewer: AdminActor,
+  ): Promise<PeopleByKey> {
+    const keyIds = records.flatMap((record) => record.key_id ?? []);
+    if (viewer.kind === 'user') keyIds.push(viewer.keyId);
+    const lineages = await this.keys.lineages(keyIds);
+    return new Map([...lineages].map(([keyId, key]) => [keyId, peopleBehind(key.user_id, lineageOf(key))]));
   }
 
   private view(
     record: McpApprovalRecord,
     viewer: AdminActor,
     now: number,
-    creators: ReadonlyMap<string, string | null>,
+    people: PeopleByKey,
   ): ApprovalView {
     const status = visibleStatus(record, now);
     const canDecide = status === 'pending';
@@ -153,24 +165,22 @@ export class ApprovalAdmin {
       decision_comment: record.decision_comment,
       consumed_at: record.consumed_at === null ? null : iso(record.consumed_at),
       decision_applies_until: windowEnd === null ? null : iso(windowEnd),
-      capabilities: { can_decide: canDecide, can_approve: canDecide && mayApprove(viewer, record, creators) },
+      capabilities: { can_decide: canDecide, can_approve: canDecide && approvable(viewer, record, people) },
     };
   }
 }
 
-/**
- * Four-eyes: an admin user may not approve a call made with a key they own or created (issue 9: an admin
- * minted a key for a member and approved its calls). The master key, the operator's own credential, is
- * not a person and is not bound by it.
- */
-function mayApprove(
-  actor: AdminActor,
-  record: McpApprovalRecord,
-  creators: ReadonlyMap<string, string | null>,
-): boolean {
-  if (actor.kind !== 'user') return true;
-  if (record.key_owner_user_id !== null && actor.userId === record.key_owner_user_id) return false;
-  return record.key_id === null || creators.get(record.key_id) !== actorLabel(actor);
+type PeopleByKey = ReadonlyMap<string, ReadonlySet<string>>;
+
+/** Four-eyes (approval-rules.ts): the people behind the calling key against those behind the actor's. */
+function approvable(actor: AdminActor, record: McpApprovalRecord, people: PeopleByKey): boolean {
+  if (actor.kind !== 'user') return mayApprove({ kind: 'master' }, new Set());
+  const callPeople = new Set(record.key_id ? (people.get(record.key_id) ?? []) : []);
+  // Whoever owned the key when the call was made is behind it too, even if the key moved since.
+  if (record.key_owner_user_id !== null) callPeople.add(`user:${record.key_owner_user_id}`);
+  const approverPeople = new Set(people.get(actor.keyId) ?? []);
+  approverPeople.add(actorLabel(actor));
+  return mayApprove({ kind: 'user', people: approverPeople }, callPeople);
 }
 
 /** What an audit entry keeps of an approval request: the decision, not the call's arguments. */

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { LINEAGE_OVERFLOW } from '../../identity/key-lineage.ts';
 import type { McpApprovalRecord } from '../../store/db/repositories/mcp-approval-repository.ts';
 import {
   APPROVAL_USABLE_MS,
+  mayApprove,
   nextStep,
   oldestRelevantCreation,
   PENDING_TTL_MS,
@@ -97,5 +99,28 @@ describe('approval state table', () => {
     const lastUsableMoment = lateDecision + APPROVAL_USABLE_MS - 1;
     expect(nextStep([approved], lastUsableMoment).kind).toBe('consume');
     expect(created).toBeGreaterThan(oldestRelevantCreation(lastUsableMoment));
+  });
+});
+
+describe('four-eyes', () => {
+  const user = (...people: string[]) => ({ kind: 'user' as const, people: new Set(people) });
+
+  it('refuses an approver who is behind the calling key, or whose key someone behind it created', () => {
+    // The caller's own key, a key it created, and a key created by a key it created.
+    expect(mayApprove(user('user:a'), new Set(['user:a']))).toBe(false);
+    expect(mayApprove(user('user:a'), new Set(['user:m', 'user:a']))).toBe(false);
+    expect(mayApprove(user('user:a'), new Set(['user:m2', 'user:m', 'user:a']))).toBe(false);
+    // Approving with a peer's key that the caller created.
+    expect(mayApprove(user('user:b', 'user:a'), new Set(['user:a']))).toBe(false);
+  });
+
+  it('lets a truly different administrator approve, and the master key always', () => {
+    expect(mayApprove(user('user:c'), new Set(['user:m', 'user:a']))).toBe(true);
+    expect(mayApprove({ kind: 'master' }, new Set(['user:a', LINEAGE_OVERFLOW]))).toBe(true);
+  });
+
+  it('refuses every administrator when a lineage was cut at its bound', () => {
+    expect(mayApprove(user('user:c'), new Set(['user:a', LINEAGE_OVERFLOW]))).toBe(false);
+    expect(mayApprove(user('user:c', LINEAGE_OVERFLOW), new Set(['user:a']))).toBe(false);
   });
 });

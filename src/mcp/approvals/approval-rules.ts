@@ -1,8 +1,9 @@
 /**
  * The approval state table of the spec as pure functions of the stored request and the time: the
- * windows (pending 24 h, approval usable 15 min, rejection 15 min), the status shown to people, and
- * what an identical tools/call must do next.
+ * windows (pending 24 h, approval usable 15 min, rejection 15 min), the status shown to people, what
+ * an identical tools/call must do next, and who may approve it (four-eyes).
  */
+import { LINEAGE_OVERFLOW } from '../../identity/key-lineage.ts';
 import type {
   ApprovalStatus,
   ApprovalWindows,
@@ -80,4 +81,22 @@ function stepOf(request: McpApprovalRecord, now: number): NextStep {
     case 'expired':
       return { kind: 'create' };
   }
+}
+
+/** Who decides: the master key, or an administrator with everyone behind the key they decide with. */
+export type Approver = { kind: 'master' } | { kind: 'user'; people: ReadonlySet<string> };
+
+/**
+ * Four-eyes (issues 9 and 25): an administrator may approve a call only when nobody behind the calling
+ * key (its owner, its creator, whoever created the key that created it …) is also behind the approving
+ * key (the approver, who created the approver's key …). So nobody approves a call made with a key they
+ * created or that was created with one, nor with a key that the caller's side created for them. A
+ * lineage cut at its bound may hide anyone: only the master key approves through it. The master key,
+ * the operator's own credential, is not a person and is not bound by the rule.
+ */
+export function mayApprove(approver: Approver, callPeople: ReadonlySet<string>): boolean {
+  if (approver.kind === 'master') return true;
+  if (callPeople.has(LINEAGE_OVERFLOW) || approver.people.has(LINEAGE_OVERFLOW)) return false;
+  for (const person of approver.people) if (callPeople.has(person)) return false;
+  return true;
 }

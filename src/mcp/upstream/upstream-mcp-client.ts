@@ -3,12 +3,15 @@
  * performs the initialize handshake once per upstream session, reuses the `MCP-Session-Id` the upstream
  * hands out, and re-initializes once when the upstream answers 404 (or 400) to that session. Every request is
  * bounded by `request_timeout_ms` and by the caller's signal; failures are classified into
- * UpstreamMcpError, never carrying the upstream's text.
+ * UpstreamMcpError, never carrying the upstream's text. Tool calls keep to their API key's share of
+ * the pool (connection-share.ts).
  */
 
 import { Pool } from 'undici';
 import { guardedLookup } from '../../lib/upstream-url-policy.ts';
+import { rpcErrors } from '../json-rpc-error.ts';
 import { isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION } from '../protocol-version.ts';
+import { ConnectionShare, ConnectionShareExhausted, type ReleaseConnection } from './connection-share.ts';
 import { readJsonRpcResponse } from './read-json-rpc-response.ts';
 import { UpstreamMcpError } from './upstream-mcp-error.ts';
 
@@ -25,6 +28,8 @@ export interface UpstreamClientOptions {
   clientVersion: string;
   maxResponseBytes: number;
   connections: number;
+  /** Tool calls one API key may have in flight to the server (connection-share.ts); unset: no bound. */
+  connectionsPerKey?: number;
 }
 
 export interface UpstreamRequestOptions {
@@ -39,6 +44,8 @@ interface Session {
 }
 
 const MAX_TOOL_PAGES = 50;
+/** How long a call over its key's connection share waits in the key's queue before -32029. */
+const SHARE_WAIT_MS = 5_000;
 /** Ending a session is a courtesy: it never holds up a shutdown or a health check for long. */
 const END_SESSION_TIMEOUT_MS = 2_000;
 
@@ -46,6 +53,7 @@ export class UpstreamMcpClient {
   readonly settings: UpstreamServerSettings;
   private readonly options: UpstreamClientOptions;
   private readonly pool: Pool;
+  private readonly share: ConnectionShare | undefined;
   private readonly path: string;
   private session: Promise<Session> | undefined;
   private established: Session | undefined;
@@ -66,6 +74,12 @@ export class UpstreamMcpClient {
       // Names resolving to link-local or metadata addresses are refused at connect time (issue 9).
       connect: { lookup: guardedLookup },
     });
+    const perKey = options.connectionsPerKey;
+    if (perKey !== undefined && perKey < options.connections)
+      this.share = new ConnectionShare({
+        perKey,
+        waitMs: Math.min(SHARE_WAIT_MS, settings.requestTimeoutMs),
+      });
   }
 
   /** Every tool the upstream lists (following pagination cursors). */
@@ -95,6 +109,28 @@ export class UpstreamMcpClient {
     options: UpstreamRequestOptions = {},
   ): Promise<unknown> {
     return this.request('tools/call', { name, arguments: args }, options);
+  }
+
+  /**
+   * Takes one of `holder`'s (an API key's) share of the server's connections for a tool call, waiting
+   * briefly when the key's calls already use it all; -32029 for `toolName` beyond the key's queue.
+   */
+  async reserveConnection(holder: string, toolName: string, signal: AbortSignal): Promise<ReleaseConnection> {
+    try {
+      return (await this.share?.acquire(holder, signal)) ?? (() => {});
+    } catch (error) {
+      if (!(error instanceof ConnectionShareExhausted)) throw error;
+      throw rpcErrors.rateLimited(
+        toolName,
+        `this API key already has ${error.perKey} calls in flight to server '${this.settings.serverKey}' (its share of the server's connections) and others waiting; retry shortly`,
+        1,
+      );
+    }
+  }
+
+  /** The holder's calls in flight and waiting under the connection share (diagnostics and tests). */
+  shareUsage(holder: string): { active: number; waiting: number } {
+    return this.share?.usage(holder) ?? { active: 0, waiting: 0 };
   }
 
   /** A fresh handshake (health checks): forgets the current session first. */

@@ -16,6 +16,8 @@ import * as tierPolicies from './migrations/0008-tier-policies.ts';
 import * as batches from './migrations/0009-batches.ts';
 import * as batchFinalizationLeases from './migrations/0010-batch-finalization-leases.ts';
 import * as spendUsageEstimated from './migrations/0011-spend-usage-estimated.ts';
+import * as keyCreatorLineage from './migrations/0012-key-creator-lineage.ts';
+import * as mcpPolicyCeiling from './migrations/0013-mcp-policy-ceiling.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -29,6 +31,8 @@ const migrations: Record<string, Migration> = {
   '0009-batches': batches,
   '0010-batch-finalization-leases': batchFinalizationLeases,
   '0011-spend-usage-estimated': spendUsageEstimated,
+  '0012-key-creator-lineage': keyCreatorLineage,
+  '0013-mcp-policy-ceiling': mcpPolicyCeiling,
 };
 
 export interface MigrationReport {

@@ -66,6 +66,8 @@ export interface ApiKeysTable extends LimitColumns, Timestamps {
   metadata: string | null;
   /** `master` or `user:<user_id>`; null for keys created before it was recorded. */
   created_by: string | null;
+  /** JSON array of the `user:<id>` labels behind the key, creator first (migration 0011); null before. */
+  created_by_lineage: string | null;
 }
 
 export interface GatewaySettingsTable {
@@ -328,6 +330,8 @@ export interface McpToolPoliciesTable extends Timestamps {
   max_concurrency: number | null;
   result_cache_ttl_seconds: number | null;
   max_total_execution_time_ms: number | null;
+  /** 1: a server-wide ceiling narrower scopes may only tighten (migration 0012); 0: a default. */
+  is_ceiling: number;
 }
 
 export interface McpApprovalRequestsTable {

@@ -32,6 +32,10 @@ export interface FakeMcpServer {
   calls(tool?: string): RecordedRequest[];
   /** Forgets every session: the next request with an old session id gets 404. */
   expireSessions(): void;
+  /** `hold` calls waiting for release() now, and the most ever waiting at once. */
+  held(): { now: number; most: number };
+  /** Answers every `hold` call waiting now (later ones wait for the next release). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -39,7 +43,10 @@ export interface FakeMcpOptions {
   mode: 'stateful' | 'stateless';
   /** When set, requests without `Authorization: Bearer <token>` get 401. */
   token?: string;
-  /** Extra tools (name → description) that echo their arguments; a `big…` one answers `bytes` characters. */
+  /**
+   * Extra tools (name → description) that echo their arguments; a `big…` one answers `bytes` characters;
+   * one named `hold` waits until release().
+   */
   extraTools?: Record<string, string>;
 }
 
@@ -76,7 +83,33 @@ export const fakeTools = [
   },
 ];
 
-function createMcpServer(extraTools: Record<string, string>): Server {
+/** Holds `hold` calls until the test releases them: a tenant occupying the upstream's connections. */
+class HoldGate {
+  private waiting: Array<() => void> = [];
+  most = 0;
+
+  get now(): number {
+    return this.waiting.length;
+  }
+
+  wait(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.waiting = this.waiting.filter((entry) => entry !== done);
+        resolve();
+      };
+      this.waiting.push(done);
+      this.most = Math.max(this.most, this.waiting.length);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  release(): void {
+    for (const done of [...this.waiting]) done();
+  }
+}
+
+function createMcpServer(extraTools: Record<string, string>, gate: HoldGate): Server {
   const server = new Server({ name: 'fake-upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
   const tools = [
     ...fakeTools,
@@ -98,6 +131,9 @@ function createMcpServer(extraTools: Record<string, string>): Server {
       }
       case 'fail':
         return { content: [{ type: 'text', text: 'the tool failed on purpose' }], isError: true };
+      case 'hold':
+        await gate.wait(extra.signal);
+        return { content: [{ type: 'text', text: 'held, then released' }] };
       case 'slow':
         await delay(Number(args.ms), undefined, { signal: extra.signal }).catch(() => {});
         return { content: [{ type: 'text', text: `waited ${args.ms} ms` }] };
@@ -114,6 +150,7 @@ export async function startFakeMcpServer(options: FakeMcpOptions): Promise<FakeM
   const requests: RecordedRequest[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const extraTools = options.extraTools ?? {};
+  const gate = new HoldGate();
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const text = await readBody(request);
@@ -135,7 +172,7 @@ export async function startFakeMcpServer(options: FakeMcpOptions): Promise<FakeM
       return;
     }
     if (options.mode === 'stateless') {
-      const server = createMcpServer(extraTools);
+      const server = createMcpServer(extraTools, gate);
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
@@ -155,7 +192,7 @@ export async function startFakeMcpServer(options: FakeMcpOptions): Promise<FakeM
       await transport.handleRequest(request, response, body);
       return;
     }
-    const server = createMcpServer(extraTools);
+    const server = createMcpServer(extraTools, gate);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -181,6 +218,8 @@ export async function startFakeMcpServer(options: FakeMcpOptions): Promise<FakeM
         (entry) =>
           entry.body?.method === 'tools/call' && (tool === undefined || entry.body.params?.name === tool),
       ),
+    held: () => ({ now: gate.now, most: gate.most }),
+    release: () => gate.release(),
     expireSessions: () => {
       for (const transport of sessions.values()) void transport.close();
       sessions.clear();

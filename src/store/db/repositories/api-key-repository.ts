@@ -52,6 +52,15 @@ export interface NewApiKey extends ApiKeyChanges {
   key_hash: string;
   key_prefix: string;
   created_by: string;
+  /** The `user:<id>` labels behind the key, creator first (identity/key-lineage.ts). */
+  created_by_lineage: readonly string[];
+}
+
+/** What the four-eyes rule reads of a key; `created_by_lineage` is null for keys older than it. */
+export interface StoredKeyLineage {
+  user_id: string | null;
+  created_by: string | null;
+  created_by_lineage: string[] | null;
 }
 
 export class ApiKeyRepository {
@@ -119,15 +128,36 @@ export class ApiKeyRepository {
     return (await query.execute()).map((row) => row.key_id);
   }
 
-  /** Who created each of these keys (absent ids are left out). */
-  async creators(keyIds: readonly string[]): Promise<Map<string, string | null>> {
+  /** Whether a key of this team belongs to a proxy administrator (`admin` is its earlier name). */
+  async teamHoldsProxyAdminKey(teamId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('users', 'users.user_id', 'api_keys.user_id')
+      .select('api_keys.key_id')
+      .where('api_keys.team_id', '=', teamId)
+      .where('users.role', 'in', ['proxy_admin', 'admin'])
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Who is behind each of these keys: owner, creator and stored creator lineage (absent ids left out). */
+  async lineages(keyIds: readonly string[]): Promise<Map<string, StoredKeyLineage>> {
     if (keyIds.length === 0) return new Map();
     const rows = await this.db
       .selectFrom('api_keys')
-      .select(['key_id', 'created_by'])
+      .select(['key_id', 'user_id', 'created_by', 'created_by_lineage'])
       .where('key_id', 'in', [...new Set(keyIds)])
       .execute();
-    return new Map(rows.map((row) => [row.key_id, row.created_by]));
+    return new Map(
+      rows.map((row) => [
+        row.key_id,
+        {
+          user_id: row.user_id,
+          created_by: row.created_by,
+          created_by_lineage: parseJson<string[]>(row.created_by_lineage),
+        },
+      ]),
+    );
   }
 
   async insert(key: NewApiKey, now: number): Promise<void> {
@@ -147,6 +177,7 @@ export class ApiKeyRepository {
         cache_enabled: flagColumn(key.cache_enabled ?? null),
         metadata: jsonOrNull(key.metadata),
         created_by: key.created_by,
+        created_by_lineage: JSON.stringify(key.created_by_lineage),
         ...columnsFromLimits(key),
         created_at: now,
         updated_at: now,

@@ -18,12 +18,17 @@ export interface McpPolicyLimits {
   max_total_execution_time_ms: number | null;
 }
 
+/** What an update may change: the limits and whether a server-wide policy is a ceiling. */
+export type McpPolicyChanges = Partial<McpPolicyLimits> & { is_ceiling?: boolean };
+
 export interface McpToolPolicyRecord extends McpPolicyLimits {
   policy_id: string;
   server_id: string;
   tool_name: string;
   scope_type: McpPolicyScopeType;
   scope_id: string;
+  /** A server-wide policy that narrower scopes may only tighten (policy-resolution.ts). */
+  is_ceiling: boolean;
   created_at: number;
   updated_at: number;
 }
@@ -113,13 +118,14 @@ export class McpToolPolicyRepository {
         max_concurrency: policy.max_concurrency,
         result_cache_ttl_seconds: policy.result_cache_ttl_seconds,
         max_total_execution_time_ms: policy.max_total_execution_time_ms,
+        is_ceiling: policy.is_ceiling ? 1 : 0,
         created_at: now,
         updated_at: now,
       })
       .execute();
   }
 
-  async update(policyId: string, changes: Partial<McpPolicyLimits>, now: number): Promise<void> {
+  async update(policyId: string, changes: McpPolicyChanges, now: number): Promise<void> {
     await this.db
       .updateTable('mcp_tool_policies')
       .set({ ...limitColumns(changes), updated_at: now })
@@ -137,8 +143,9 @@ export class McpToolPolicyRepository {
 }
 
 /** Only the fields present become columns, so an update keeps the others. */
-function limitColumns(limits: Partial<McpPolicyLimits>): Partial<McpToolPoliciesTable> {
+function limitColumns(limits: McpPolicyChanges): Partial<McpToolPoliciesTable> {
   const columns: Partial<McpToolPoliciesTable> = {};
+  if (limits.is_ceiling !== undefined) columns.is_ceiling = limits.is_ceiling ? 1 : 0;
   if (limits.enabled !== undefined) columns.enabled = limits.enabled ? 1 : 0;
   if (limits.require_approval !== undefined) columns.require_approval = limits.require_approval;
   for (const name of [
@@ -167,6 +174,7 @@ function toRecord(row: McpToolPoliciesTable): McpToolPolicyRecord {
       row.result_cache_ttl_seconds === null ? null : Number(row.result_cache_ttl_seconds),
     max_total_execution_time_ms:
       row.max_total_execution_time_ms === null ? null : Number(row.max_total_execution_time_ms),
+    is_ceiling: Number(row.is_ceiling) === 1,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

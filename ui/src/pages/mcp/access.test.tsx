@@ -56,6 +56,7 @@ const policy: McpPolicy = {
   max_concurrency: null,
   result_cache_ttl_seconds: null,
   max_total_execution_time_ms: null,
+  is_ceiling: false,
   created_at: '2026-11-25T08:00:00.000Z',
   updated_at: '2026-11-25T08:00:00.000Z',
 };
@@ -239,8 +240,42 @@ describe('MCP tool policies', () => {
         max_concurrency: null,
         result_cache_ttl_seconds: null,
         max_total_execution_time_ms: 8000,
+        is_ceiling: false,
       },
     ]);
+  });
+
+  it('marks a server-wide policy as a ceiling, and shows the refusal of a looser policy next to its field', async () => {
+    const gateway = renderTab('/mcp/policies', {
+      [POLICIES]: (request) =>
+        request.method === 'POST'
+          ? request.body && (request.body as { is_ceiling?: boolean }).is_ceiling
+            ? { status: 201, json: { ...policy, is_ceiling: true } }
+            : apiError(
+                403,
+                'require_approval: the server-wide ceiling requires manual approval',
+                'require_approval',
+              )
+          : list([]),
+    });
+    await userEvent.click(await screen.findByRole('button', { name: 'New policy' }));
+    await screen.findByRole('option', { name: 'GitHub tools (github)' });
+    await userEvent.selectOptions(screen.getByLabelText('Server'), 'srv_1');
+    await userEvent.type(screen.getByLabelText('Tool name'), 'delete_repo');
+    await userEvent.click(screen.getByRole('button', { name: 'Save policy' }));
+    expect(description(screen.getByLabelText('Require approval'))).toContain('requires manual approval');
+    await userEvent.click(screen.getByLabelText(/^Ceiling/));
+    await userEvent.click(screen.getByRole('button', { name: 'Save policy' }));
+    await screen.findByRole('button', { name: 'New policy' });
+    expect(
+      posts(gateway.to(POLICIES)).map((request) => (request.body as { is_ceiling?: boolean }).is_ceiling),
+    ).toEqual([false, true]);
+  });
+
+  it('lists a ceiling as "Server-wide ceiling"', async () => {
+    renderTab('/mcp/policies', { [POLICIES]: () => list([{ ...policy, is_ceiling: true }]) });
+    const table = await screen.findByRole('table', { name: 'Tool policies' });
+    expect(within(table).getByText('Server-wide ceiling')).toBeTruthy();
   });
 
   it('refuses a limit that is not a whole number ≥ 1 next to its field, without asking the gateway', async () => {
@@ -293,6 +328,7 @@ describe('MCP tool policies', () => {
     );
     await userEvent.click(await screen.findByRole('button', { name: 'New policy' }));
     expect(screen.queryByRole('option', { name: 'Server-wide default' })).toBeNull();
+    expect(screen.queryByLabelText(/^Ceiling/)).toBeNull();
     expect((screen.getByLabelText('Scope ID') as HTMLInputElement).value).toBe('org_1');
     await screen.findByRole('option', { name: 'GitHub tools (github)' });
     await userEvent.selectOptions(screen.getByLabelText('Server'), 'srv_1');

@@ -17,7 +17,7 @@ export const decidedKey = [...approvalsKey, 'decided'] as const;
 export const DECISIONS_SHOWN = 50;
 
 export const SELF_APPROVAL_REASON =
-  'You own or created the key that made this call: another administrator must approve it. You may reject it.';
+  'Four-eyes: you are behind the key that made this call (you own or created it, directly or through another key), or its side created your key. Another administrator must approve it; you may reject it.';
 
 /** Moves a decided request out of the pending list and onto the decisions at once (the poll confirms). */
 function recordDecision(queryClient: QueryClient, decided: McpApproval) {

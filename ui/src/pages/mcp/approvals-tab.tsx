@@ -26,9 +26,6 @@ export const APPROVALS_POLL_MS = 5_000;
 /** Arguments longer than this many characters start collapsed. */
 const COLLAPSE_AFTER = 200;
 
-export const SELF_APPROVAL_REASON =
-  'You own or created the key that made this call: another administrator must approve it. You may reject it.';
-
 function ArgumentsView(props: { approval: McpApproval }) {
   const text = JSON.stringify(props.approval.arguments, null, 2);
   if (text.length <= COLLAPSE_AFTER) return <pre>{text}</pre>;

@@ -74,6 +74,8 @@ export interface McpPolicy {
   max_concurrency: number | null;
   result_cache_ttl_seconds: number | null;
   max_total_execution_time_ms: number | null;
+  /** A server-wide policy narrower scopes may only tighten (docs/mcp.md, Ceilings). */
+  is_ceiling: boolean;
   created_at: string;
   updated_at: string;
 }

@@ -30,7 +30,11 @@ export function PoliciesTable(props: {
         ]
       : []),
     { header: 'Tool', cell: (policy) => <code>{policy.tool_name}</code> },
-    { header: 'Scope', cell: (policy) => scopeLabel(policy.scope_type, policy.scope_id) },
+    {
+      header: 'Scope',
+      cell: (policy) =>
+        policy.is_ceiling ? 'Server-wide ceiling' : scopeLabel(policy.scope_type, policy.scope_id),
+    },
     { header: 'Enabled', cell: (policy) => (policy.enabled ? 'Yes' : 'Denied') },
     { header: 'Approval', cell: (policy) => (policy.require_approval === 'manual' ? 'Manual' : 'Never') },
     { header: 'Calls/min', cell: (policy) => limit(policy.max_rpm), numeric: true },

@@ -32,6 +32,7 @@ const FIELDS = [
   'scope_id',
   'enabled',
   'require_approval',
+  'is_ceiling',
   ...LIMITS.map((limit) => limit.name),
 ] as const;
 
@@ -41,6 +42,8 @@ export interface PolicyDraft {
   scope: ScopeValue;
   enabled: boolean;
   approval: 'never' | 'manual';
+  /** Server-wide policies only: narrower scopes may only tighten it. */
+  ceiling: boolean;
   limits: Record<LimitName, string>;
 }
 
@@ -63,7 +66,9 @@ export function policyRequest(draft: PolicyDraft): {
   }
   if (Object.keys(errors).length > 0) return { body: null, errors };
   const scope =
-    draft.scope.type === '' ? {} : { scope_type: draft.scope.type, scope_id: draft.scope.id.trim() };
+    draft.scope.type === ''
+      ? { is_ceiling: draft.ceiling }
+      : { scope_type: draft.scope.type, scope_id: draft.scope.id.trim() };
   return {
     body: {
       server_id: draft.serverId,
@@ -117,6 +122,7 @@ function emptyDraft(organizationId: string | null, isProxyAdmin: boolean): Polic
     scope: isProxyAdmin ? { type: '', id: '' } : { type: 'organization', id: organizationId ?? '' },
     enabled: true,
     approval: 'never',
+    ceiling: false,
     limits: {
       max_rpm: '',
       max_concurrency: '',
@@ -195,6 +201,18 @@ export function PolicyForm(props: { onDone: () => void }) {
         />{' '}
         Enabled (unchecked denies the tool to this scope)
       </label>
+      {errorOf('enabled') && <p className="field-error">{errorOf('enabled')}</p>}
+      {isProxyAdmin && draft.scope.type === '' && (
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={draft.ceiling}
+            onChange={(event) => update({ ceiling: event.target.checked })}
+          />{' '}
+          Ceiling (team, organization and key policies may only tighten it)
+        </label>
+      )}
+      {errorOf('is_ceiling') && <p className="field-error">{errorOf('is_ceiling')}</p>}
       <FormActions pending={save.isPending} label="Save policy" onCancel={props.onDone} />
     </form>
   );
