@@ -207,6 +207,12 @@ export const GeneralSettingsSchema = Type.Object(
     upstream_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     response_cache: Type.Optional(ResponseCacheSchema),
     audit_retention_days: Type.Optional(Type.Union([PositiveInteger, Type.Null()])),
+    // Database deadlines and serving through a database outage (docs/operations.md, issue 31).
+    database_statement_timeout_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
+    database_migration_lock_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+    spend_spill_dir: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    allow_requests_on_db_unavailable: Type.Optional(Type.Boolean()),
+    auth_cache_max_stale_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 604_800 })),
   },
   { additionalProperties: false },
 );

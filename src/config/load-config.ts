@@ -184,6 +184,8 @@ function buildConfig(
   const store = general.batch_file_store;
   if (store !== undefined && store !== 'database' && !isAbsolute(store))
     issues.push(`general_settings.batch_file_store: must be 'database' or an absolute directory path`);
+  if (general.spend_spill_dir !== undefined && !isAbsolute(general.spend_spill_dir))
+    issues.push('general_settings.spend_spill_dir: must be an absolute directory path');
   const tierModes = resolveTierModes(general, options.env, issues);
   const groups = new Set(modelList.map((model) => model.model_name));
   const fallbacks = buildFallbacks(router.fallbacks, 'router_settings.fallbacks', groups, issues);
@@ -263,6 +265,11 @@ function buildConfig(
       mcp_allowed_hosts: general.mcp_allowed_hosts ?? ['localhost', '127.0.0.1', '[::1]'],
       upstream_allowed_hosts: urlPolicy.allowedHosts,
       audit_retention_days: general.audit_retention_days === undefined ? 365 : general.audit_retention_days,
+      database_statement_timeout_ms: general.database_statement_timeout_ms ?? 30_000,
+      database_migration_lock_timeout_ms: general.database_migration_lock_timeout_ms ?? 10_000,
+      spend_spill_dir: general.spend_spill_dir ?? join(options.dataDir, 'spend-spill'),
+      allow_requests_on_db_unavailable: general.allow_requests_on_db_unavailable ?? false,
+      auth_cache_max_stale_seconds: general.auth_cache_max_stale_seconds ?? 3_600,
     },
     mcp_servers: buildMcpServers(file.mcp_servers ?? [], urlPolicy, issues),
     tier_mode_sources: tierModes.sources,

@@ -280,6 +280,17 @@ export const errors = {
       retryAfter: 1,
     });
   },
+  /** allow_requests_on_db_unavailable: a key not in this replica's cache cannot be checked while the database is down. */
+  keyNotCheckable(): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: ErrorCode.databaseUnavailable,
+      message:
+        "This API key cannot be checked right now: the gateway's database is unavailable and the key was not used recently on this replica. Retry shortly; keys in use keep working.",
+      retryAfter: 1,
+    });
+  },
   internal(): GatewayError {
     return new GatewayError({
       status: 500,
