@@ -12,7 +12,7 @@ export interface OpenDatabaseOptions {
   setting?: string;
   databaseSchema?: string;
   migrate?: boolean;
-  logger?: { warn(message: string): void; info?(message: string): void };
+  logger?: { warn(message: string): void; info?(message: string): void; flush?(): void };
   /** database_statement_timeout_ms of the serving pool. */
   statementTimeoutMs?: number;
   /** database_migration_lock_timeout_ms. */
@@ -53,7 +53,10 @@ export async function migrateDatabase(url: string, options: OpenDatabaseOptions)
         ? { lockTimeoutMs: options.migrationLockTimeoutMs }
         : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-      onWait: () => options.logger?.info?.('waiting for another process to finish the database migrations'),
+      onWait: () => {
+        options.logger?.info?.('waiting for another process to finish the database migrations');
+        options.logger?.flush?.(); // a start-up that seems stuck says why at once
+      },
     });
     warnWhenAhead(report, options.logger);
     return report;
