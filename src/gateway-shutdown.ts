@@ -1,9 +1,10 @@
 /**
  * Takes a running gateway down in order, within bounds (issues 9 and 31): not ready at once, serving
  * through the pre-stop wait, in-flight requests finished within the grace period (streams still open
- * then end with an in-band error), then the spend flush with what is left of the grace period (what is
- * still unwritten is spilled for the next start), then every connection closed under a short deadline.
- * A step that keeps the process waiting is logged at warn while it waits; none waits past its deadline.
+ * then end with an in-band error), then the spend flush with what is left of the grace period but the
+ * closing reserve (what is still unwritten is spilled for the next start), then every connection closed
+ * within that reserve. So a stalled database costs no time past the grace period. A step that keeps
+ * the process waiting is logged at warn while it waits; none waits past its deadline.
  */
 
 import type { App } from './http/app-types.ts';
@@ -12,7 +13,7 @@ import type { Readiness } from './observability/readiness.ts';
 
 /** The spend flush always gets at least this long, even when the HTTP drain used up the grace period. */
 const FLUSH_FLOOR_MS = 500;
-/** What closing connections (upstreams, MCP, Redis, the databases) may take after the flush. */
+/** The end of the grace period kept for closing connections (upstreams, MCP, Redis, the databases). */
 const CLOSE_MS = 500;
 
 /** One thing to close, in order, under the closing deadline. */
@@ -45,7 +46,7 @@ export async function shutDownGateway(
   const graceEnd = Date.now() + graceMs;
   await drainHttp(parts.app, graceMs, logger);
   await waitBounded('background workers', background, Math.max(graceEnd, Date.now()), logger);
-  await parts.flushSpend(Math.max(graceEnd, Date.now() + FLUSH_FLOOR_MS));
+  await parts.flushSpend(Math.max(graceEnd - CLOSE_MS, Date.now() + FLUSH_FLOOR_MS));
   const closeBy = Date.now() + CLOSE_MS;
   for (const step of parts.closing) await waitBounded(step.label, step.close(), closeBy, logger);
 }

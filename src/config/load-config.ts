@@ -184,7 +184,8 @@ function buildConfig(
   const store = general.batch_file_store;
   if (store !== undefined && store !== 'database' && !isAbsolute(store))
     issues.push(`general_settings.batch_file_store: must be 'database' or an absolute directory path`);
-  if (general.spend_spill_dir !== undefined && !isAbsolute(general.spend_spill_dir))
+  const spill = general.spend_spill_dir;
+  if (spill !== undefined && (!isAbsolute(spill) || spill.includes('\0')))
     issues.push('general_settings.spend_spill_dir: must be an absolute directory path');
   const tierModes = resolveTierModes(general, options.env, issues);
   const groups = new Set(modelList.map((model) => model.model_name));

@@ -190,8 +190,8 @@ export class Authenticator implements InvalidationListener {
   /**
    * Stale-while-unavailable: a load that succeeds in time answers; one that fails with an outage, or
    * is still waiting after `waitMs`, leaves the database marked down, and the stale entry (if it is
-   * within `maxStaleMs` of its expiry) answers instead. While down, requests do not wait: one load per
-   * second probes for the database's return in the background.
+   * within `maxStaleMs` of its expiry) answers instead, or a 503 when there is none. While down, a
+   * request with a stale entry does not wait: one load per second probes for the database's return.
    */
   private async loadOrStale(
     hash: string,
@@ -200,14 +200,13 @@ export class Authenticator implements InvalidationListener {
     rule: { maxStaleMs: number; waitMs?: number },
   ): Promise<Entry> {
     const stale = cached && cached.status !== 'missing' && now < cached.expiresAt + rule.maxStaleMs;
-    const down = this.downSince !== undefined;
-    if (down && now - this.downSince! < RETRY_WHILE_DOWN_MS && !this.loading.has(hash)) {
-      if (stale) return cached;
-      throw errors.keyNotCheckable();
-    }
+    // Known down, with something to serve: no waiting, and at most one load a second probes for the
+    // database's return. With nothing to serve, the request waits (boundedly) for its own load.
+    const serveAtOnce = stale && this.downSince !== undefined;
+    if (serveAtOnce && now - this.downSince! < RETRY_WHILE_DOWN_MS && !this.loading.has(hash)) return cached;
     const loading = this.load(hash);
     loading.catch(() => {}); // it may finish after we stopped waiting
-    const outcome = await settledWithin(loading, down ? 0 : (rule.waitMs ?? DEFAULT_DATABASE_WAIT_MS));
+    const outcome = await settledWithin(loading, serveAtOnce ? 0 : (rule.waitMs ?? DEFAULT_DATABASE_WAIT_MS));
     if (outcome.state === 'done') return outcome.entry;
     if (outcome.state === 'failed' && !isDatabaseOutage(outcome.error)) throw outcome.error;
     this.downSince = this.options.clock.now();

@@ -61,7 +61,8 @@ describe.runIf(await realBackendsAvailable())('a stop during start-up', () => {
   const schemas: string[] = [];
   const children: ChildProcess[] = [];
   afterAll(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     for (const schema of schemas) await dropSchema(schema);
     rmSync(folder, { recursive: true, force: true });
   });
@@ -129,10 +130,7 @@ describe.runIf(await realBackendsAvailable())('a stop during start-up', () => {
   });
 
   it('batch-worker: exits 0 while waiting for the migrations', async () => {
-    const run = await stopWhileWaitingForMigrations(
-      ['batch-worker'],
-      '  embeddings_batch_enabled: true\n',
-    );
+    const run = await stopWhileWaitingForMigrations(['batch-worker'], '  embeddings_batch_enabled: true\n');
     expect(run.underLock, run.output).toBe(true);
     expect(run.exit).toEqual({ code: 0, signal: null });
     expect(run.output).toContain('"msg":"stopped during start-up"');
@@ -156,7 +154,13 @@ describe.runIf(await realBackendsAvailable())('a stop during start-up', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
     try {
-      const cli = startCli(['serve', '--port', '0', '--config', configFor(`postgres://postgres@127.0.0.1:${port}/test`)]);
+      const cli = startCli([
+        'serve',
+        '--port',
+        '0',
+        '--config',
+        configFor(`postgres://postgres@127.0.0.1:${port}/test`),
+      ]);
       children.push(cli.child);
       await until(() => sockets.size > 0, 60_000, 'a connection to the silent database');
       cli.child.kill('SIGTERM');

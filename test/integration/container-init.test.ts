@@ -18,7 +18,10 @@ function containerCommands(text: string): string[] {
   const lines = text.split('\n');
   return lines.filter((line, index) => {
     if (!/^\s*command:/.test(line)) return false;
-    const previous = lines.slice(0, index).reverse().find((candidate) => candidate.trim() !== '');
+    const previous = lines
+      .slice(0, index)
+      .reverse()
+      .find((candidate) => candidate.trim() !== '');
     return previous?.trim() !== 'exec:';
   });
 }
