@@ -326,6 +326,17 @@ async function main(lifecycle: ProcessLifecycle): Promise<void> {
     const { healthPort, host } = options;
     return runBatchWorker({ config, masterKey: key, logger, healthPort, host, lifecycle });
   }
+  return serve(config, options, env, logger, lifecycle);
+}
+
+/** `serve`: one process, or a cluster primary that migrates and forks, or one of its workers. */
+async function serve(
+  config: Config,
+  options: CliOptions,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  lifecycle: ProcessLifecycle,
+): Promise<void> {
   if (options.workers > 1 && !config.general_settings.redis_url) {
     process.stderr.write(
       'switchboard: --workers above 1 needs general_settings.redis_url: without a shared store each worker would keep its own counters and caches.\n',
