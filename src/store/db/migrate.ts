@@ -124,7 +124,7 @@ async function migrate(db: Kysely<any>, schema?: string, lockTimeout?: string): 
   // Nothing to apply: skip the migrator, whose start-up introspection reads every schema's tables and
   // fails when another schema of the database is dropped meanwhile (seen in the fault suite).
   if (Object.keys(migrations).every((name) => executed.includes(name))) return { applied: [], ahead: [] };
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await migrateRetryingIntrospection(migrator, schema);
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
     const lockWait =
@@ -136,6 +136,21 @@ async function migrate(db: Kysely<any>, schema?: string, lockTimeout?: string): 
     );
   }
   return { applied: (results ?? []).map((result) => result.migrationName), ahead: [] };
+}
+
+/**
+ * The migrator's start-up introspection reads every schema's tables, and fails (3F000) when another
+ * schema of the database is dropped at that moment. Nothing was applied then (the run is one
+ * transaction on PostgreSQL), so the run is tried again, a few times.
+ */
+async function migrateRetryingIntrospection(migrator: Migrator, schema?: string) {
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await migrator.migrateToLatest();
+    const error = outcome.error as { code?: unknown; message?: unknown } | undefined;
+    const otherSchemaGone =
+      error?.code === '3F000' && !(schema && String(error.message).includes(`"${schema}"`));
+    if (!otherSchemaGone || attempt === 3) return outcome;
+  }
 }
 
 /**
