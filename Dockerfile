@@ -35,8 +35,14 @@ LABEL org.opencontainers.image.title="switchboard" \
       org.opencontainers.image.description="An OpenAI-compatible AI gateway" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
-# npm, corepack and yarn are not used at run time (the command is `node`), so they leave the image.
-RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
+# tini (Debian's package) runs as PID 1: it forwards SIGTERM and SIGINT to the gateway and reaps
+# orphaned children, which a bare `node` as PID 1 does not do. The gateway handles SIGTERM from its
+# first instruction too (docs/operations.md, The container image). npm, corepack and yarn are not used
+# at run time (the command is `node`), so they leave the image.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini=0.19.* \
+ && rm -rf /var/lib/apt/lists/* \
+ && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
       /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
  && mkdir -p /var/lib/switchboard && chown 1000:1000 /var/lib/switchboard && chmod 0700 /var/lib/switchboard
 WORKDIR /app
@@ -59,6 +65,7 @@ STOPSIGNAL SIGTERM
 # 127.0.0.1: keep HOST at 0.0.0.0 (or a loopback address) for it to reach the gateway.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/health/liveliness').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# What `npm start` runs (node src/main.ts serve), without npm in between, so SIGTERM reaches the gateway.
-ENTRYPOINT ["node", "src/main.ts"]
+# What `npm start` runs (node src/main.ts serve), under tini and without npm in between, so SIGTERM
+# reaches the gateway at once, also while it is still starting (migrations, a database that is slow).
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "src/main.ts"]
 CMD ["serve"]

@@ -10,6 +10,7 @@ import type { Config } from './config/config.ts';
 import { createGateway } from './gateway.ts';
 import { VERSION } from './http/app.ts';
 import type { Logger } from './observability/logger.ts';
+import type { ProcessLifecycle } from './process-lifecycle.ts';
 
 /** Why this configuration cannot run a batch worker, or undefined when it can. */
 export function batchWorkerRefusal(config: Config): string | undefined {
@@ -24,19 +25,24 @@ export interface BatchWorkerCommandOptions {
   /** Port of the health listener; undefined: no listener. */
   healthPort: number | undefined;
   host: string;
+  /** Signals from the process's first instruction; a stop during start-up exits promptly. */
+  lifecycle: ProcessLifecycle;
 }
 
 const HEALTH_PATHS = new Set(['/health/liveliness', '/health/readiness', '/health', '/metrics']);
 
 export async function runBatchWorker(options: BatchWorkerCommandOptions): Promise<void> {
-  const { config, logger } = options;
-  const gateway = await createGateway({
-    config,
-    masterKey: options.masterKey,
-    logger,
-    migrate: true,
-    batchWorker: true,
-  });
+  const { config, logger, lifecycle } = options;
+  const gateway = await lifecycle.start(
+    createGateway({
+      config,
+      masterKey: options.masterKey,
+      logger,
+      migrate: true,
+      batchWorker: true,
+      startup: lifecycle,
+    }),
+  );
   const health = options.healthPort === undefined ? undefined : await listenForHealth(gateway.app, options);
   logger.info(
     {
@@ -48,10 +54,7 @@ export async function runBatchWorker(options: BatchWorkerCommandOptions): Promis
     `Switchboard ${VERSION} batch worker running`,
   );
   logger.flush();
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  lifecycle.running((signal) => {
     logger.info({ signal }, 'batch worker stopping: finishing the items in flight');
     health?.close();
     // No HTTP clients to drain: no pre-stop wait, and the worker's round ends within its own timeouts.
@@ -67,9 +70,7 @@ export async function runBatchWorker(options: BatchWorkerCommandOptions): Promis
         logger.flush();
         process.exit(1);
       });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  });
 }
 
 /** A plain node:http listener that hands the health and metrics paths to the app (inject), nothing else. */

@@ -10,7 +10,9 @@ import { type BatchFiles, createBatchFiles } from './batch/batch-files.ts';
 import type { BatchWorker } from './batch/batch-worker.ts';
 import { startBatchWorker } from './batch/start-batch-worker.ts';
 import type { Config } from './config/config.ts';
-import { readinessProbes, requiredChecks } from './gateway-readiness.ts';
+import { readinessGates, readinessProbes } from './gateway-readiness.ts';
+import { shutDownGateway } from './gateway-shutdown.ts';
+import { openGatewayStores } from './gateway-stores.ts';
 import { buildApp, VERSION } from './http/app.ts';
 import type { App } from './http/app-types.ts';
 import { createKeyHasher } from './identity/api-key-secret.ts';
@@ -35,6 +37,7 @@ import { createMcpServices, type McpServices } from './mcp/mcp-services.ts';
 import type { Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { Readiness } from './observability/readiness.ts';
+import type { StartupScope } from './process-lifecycle.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { McpToolLoop } from './proxy/mcp-tool-loop.ts';
 import { ModalityPipeline } from './proxy/modality-pipeline.ts';
@@ -48,12 +51,10 @@ import { Router } from './routing/router.ts';
 import { createStrategy } from './routing/strategies/create-strategy.ts';
 import { AuditRetention } from './store/db/audit-retention.ts';
 import type { Database } from './store/db/create-database.ts';
-import { openDatabase } from './store/db/open-database.ts';
 import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { BatchRepository } from './store/db/repositories/batch-repository.ts';
 import { ConsoleOverviewRepository } from './store/db/repositories/console-overview-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
-import { createSharedStore } from './store/shared/create-shared-store.ts';
 import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
 import type { SharedStore } from './store/shared/shared-store.ts';
 
@@ -75,6 +76,8 @@ export interface GatewayOptions {
   collectProcessMetrics?: boolean;
   /** Where the built console is (default ui/dist); tests point it at an empty folder. */
   consoleDistDir?: string;
+  /** The process's start-up scope (process-lifecycle.ts): a stop meanwhile closes what was opened. */
+  startup?: StartupScope;
 }
 
 export interface Gateway {
@@ -106,18 +109,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const registry = buildModelRegistry(config, builtinProviders(), clock.now(), paramWarnings);
   for (const warning of paramWarnings) logger.warn(warning);
   logger.info(endpointsOfGroups(registry.groups()));
-  const database = await openDatabase(general.database_url, general.database_pool_size, options);
-  // Spend lives in the telemetry database: the main one unless telemetry_database_url names another.
-  const telemetry =
-    general.telemetry_database_url === general.database_url
-      ? database
-      : await openDatabase(general.telemetry_database_url, general.database_pool_size, options);
-  const store = await createSharedStore(general, {
-    clock,
-    prefix: options.storePrefix ?? general.redis_key_prefix,
-    warn: (message) => logger.warn(message),
-    ...(options.storeClock ? { storeClock: options.storeClock } : {}),
-  });
+  const { database, telemetry, store } = await openGatewayStores(options, clock, logger);
   const salt =
     general.salt_key ??
     (await new SettingsRepository(database.db).getOrCreate(
@@ -132,6 +124,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     masterKey: options.masterKey,
     clock,
     ttlMs: general.auth_cache_ttl_seconds * 1000,
+    ...(general.allow_requests_on_db_unavailable
+      ? { staleWhileUnavailable: { maxStaleMs: general.auth_cache_max_stale_seconds * 1000 } }
+      : {}),
   });
   const tierPolicies = await startTierPolicies({
     db: database.db,
@@ -187,13 +182,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     : undefined;
 
   const metrics = createMetrics({ collectProcessMetrics: options.collectProcessMetrics ?? true });
-  const spend = createSpendAccounting({ config, database: telemetry, clock, logger, metrics });
+  const spend = await createSpendAccounting({ config, database: telemetry, clock, logger, metrics });
   for (const warning of spend.warnings) logger.warn(warning);
   const readiness = new Readiness({
     probes: readinessProbes(database, store, spend),
-    required: requiredChecks(config),
-    // Under fail_open every process still answers while Redis is down (per-process counters).
-    informational: general.redis_degraded_mode === 'fail_open' ? ['redis'] : [],
+    ...readinessGates(config),
     clock,
   });
   const mcp = createMcpServices({
@@ -349,40 +342,34 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     batchFiles,
     batchWorker,
     mcp,
-    async close(
+    close(
       graceMs = general.shutdown_grace_seconds * 1000,
       preStopMs = general.shutdown_pre_stop_seconds * 1000,
     ) {
-      readiness.startDraining();
-      // The batch worker claims nothing more from now on; its round in flight finishes its items.
-      const workerStopped = batchWorker?.stop();
-      clearInterval(invalidationWorker);
-      auditRetention.stop();
-      await budgetReconciler.stop();
-      if (preStopMs > 0) await new Promise((resolve) => setTimeout(resolve, preStopMs));
-      const closing = app.close();
-      // Sockets that turn idle after the close began would wait for the keep-alive timeout otherwise.
-      const idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
-      let forceClose: NodeJS.Timeout | undefined;
-      const deadline = setTimeout(() => {
-        // Streams get their error event; a second later whatever is left (or still flushing) is closed.
-        const cut = app.openStreams.cutAll();
-        if (cut > 0)
-          logger.warn({ streams: cut }, 'grace period over: open streams ended with an error event');
-        forceClose = setTimeout(() => app.server.closeAllConnections(), cut > 0 ? 1_000 : 0);
-      }, graceMs);
-      await closing;
-      clearInterval(idleSweep);
-      clearTimeout(deadline);
-      clearTimeout(forceClose);
-      await workerStopped;
-      await registry.close();
-      await spend.close();
-      await mcp.close();
-      await rejections.close(); // the last second's refusals, before the store goes
-      await store.close();
-      if (telemetry !== database) await telemetry.close();
-      await database.close();
+      const background = async () => {
+        // The batch worker claims nothing more from now on; its round in flight finishes its items.
+        const workerStopped = batchWorker?.stop();
+        clearInterval(invalidationWorker);
+        auditRetention.stop();
+        await Promise.all([budgetReconciler.stop(), workerStopped]);
+      };
+      const closing = [
+        { label: 'upstream connections', close: () => registry.close() },
+        { label: 'MCP sessions', close: () => mcp.close() },
+        // The last second's refusals, before the store goes.
+        { label: 'the refusal counts', close: () => rejections.close() },
+        { label: 'the shared store', close: () => store.close() },
+        {
+          label: 'the telemetry database',
+          close: () => (telemetry === database ? Promise.resolve() : telemetry.close()),
+        },
+        { label: 'the database', close: () => database.close() },
+      ];
+      return shutDownGateway(
+        { app, readiness, logger, stopBackground: background, flushSpend: (at) => spend.close(at), closing },
+        graceMs,
+        preStopMs,
+      );
     },
   };
 }

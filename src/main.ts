@@ -1,7 +1,9 @@
 /**
  * The `switchboard` command: parses flags (with environment equivalents), loads the configuration,
  * bootstraps the master key, runs `serve` (optionally as N cluster workers), `batch-worker` or
- * `migrate`, and drains in-flight requests on SIGTERM. The only place besides config/ that reads process.env.
+ * `migrate`, and drains in-flight requests on SIGTERM. Signals are handled from the first instruction
+ * (process-lifecycle.ts): a stop during start-up exits promptly. The only place besides config/ that
+ * reads process.env.
  */
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
@@ -17,12 +19,11 @@ import { VERSION } from './http/app.ts';
 import { judgeMasterKey } from './identity/master-key-rule.ts';
 import { ensurePrivateFile, ensurePrivateFolder } from './lib/private-files.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
+import { ProcessLifecycle } from './process-lifecycle.ts';
 import { builtinProviders } from './providers/builtin-providers.ts';
 import { deploymentProblems } from './routing/model-registry.ts';
-import { createDatabase } from './store/db/create-database.ts';
 import { DatabaseUnreachableError } from './store/db/database-unreachable.ts';
-import { migrateToLatest } from './store/db/migrate.ts';
-import { warnWhenAhead } from './store/db/open-database.ts';
+import { migrateDatabase } from './store/db/open-database.ts';
 
 const HELP = `Switchboard ${VERSION}: an OpenAI-compatible AI gateway.
 
@@ -159,22 +160,24 @@ function printMasterKey(key: string, options: CliOptions): void {
   );
 }
 
-async function migrate(config: Config, logger: Logger): Promise<void> {
-  const url = config.general_settings.database_url;
-  const database = await createDatabase({ url, poolSize: 1 }).catch((error: unknown) => {
-    throw new DatabaseUnreachableError(url, error);
-  });
-  try {
-    const report = await migrateToLatest(database).catch((error: unknown) => {
-      throw new DatabaseUnreachableError(url, error);
+/** Migrates the main database and spend's telemetry database when it is another one. */
+async function migrate(config: Config, logger: Logger, signal: AbortSignal): Promise<void> {
+  const general = config.general_settings;
+  const targets: Array<[string, string]> = [['general_settings.database_url', general.database_url]];
+  if (general.telemetry_database_url !== general.database_url)
+    targets.push(['general_settings.telemetry_database_url', general.telemetry_database_url]);
+  for (const [setting, url] of targets) {
+    const report = await migrateDatabase(url, {
+      logger,
+      signal,
+      migrationLockTimeoutMs: general.database_migration_lock_timeout_ms,
+    }).catch((error: unknown) => {
+      throw signal.aborted ? error : new DatabaseUnreachableError(url, error, setting);
     });
-    warnWhenAhead(report, logger);
     logger.info(
-      { applied: report.applied },
+      { database: setting, applied: report.applied },
       report.applied.length ? 'migrations applied' : 'database is up to date',
     );
-  } finally {
-    await database.close();
   }
 }
 
@@ -184,15 +187,19 @@ async function serveWorker(
   masterKey: string,
   logger: Logger,
   migrateAtStart: boolean,
+  lifecycle: ProcessLifecycle,
 ): Promise<void> {
-  const gateway = await createGateway({
-    config,
-    masterKey,
-    logger,
-    migrate: migrateAtStart,
-    // A cluster worker on SQLite runs the batch worker only when the primary gave it the role.
-    batchWorker: options.batchWorker && process.env[BATCH_ROLE_ENV] !== 'off',
-  });
+  const gateway = await lifecycle.start(
+    createGateway({
+      config,
+      masterKey,
+      logger,
+      migrate: migrateAtStart,
+      // A cluster worker on SQLite runs the batch worker only when the primary gave it the role.
+      batchWorker: options.batchWorker && process.env[BATCH_ROLE_ENV] !== 'off',
+      startup: lifecycle,
+    }),
+  );
   const address = await gateway.app.listen({ port: options.port, host: options.host });
   if (cluster.isPrimary) {
     logger.info(
@@ -207,24 +214,21 @@ async function serveWorker(
   }
   // Start-up lines are written now rather than when the asynchronous log buffer next fills.
   logger.flush();
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  lifecycle.running((signal) => {
     logger.info({ signal }, 'draining in-flight requests before exit');
     gateway
       .close()
       .then(() => {
+        logger.info({ signal }, 'stopped');
         logger.flush();
         process.exit(0);
       })
       .catch((error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
+        logger.flush();
         process.exit(1);
       });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  });
 }
 
 /**
@@ -233,8 +237,13 @@ async function serveWorker(
  */
 const BATCH_ROLE_ENV = 'SWITCHBOARD_CLUSTER_BATCH_WORKER';
 
-async function servePrimary(config: Config, options: CliOptions, logger: Logger): Promise<void> {
-  await migrate(config, logger);
+async function servePrimary(
+  config: Config,
+  options: CliOptions,
+  logger: Logger,
+  lifecycle: ProcessLifecycle,
+): Promise<void> {
+  await lifecycle.start(migrate(config, logger, lifecycle.signal));
   const workers = new Set<number>();
   let stopping = false;
   // On SQLite one forked worker at a time holds the batch role; the next fork after it exits takes it.
@@ -261,16 +270,14 @@ async function servePrimary(config: Config, options: CliOptions, logger: Logger)
     { workers: options.workers, port: options.port },
     `Switchboard ${VERSION} starting ${options.workers} workers on ${options.host}:${options.port}`,
   );
-  const stop = () => {
-    if (stopping) return;
+  lifecycle.running(() => {
     stopping = true;
+    // Workers still starting stop at once (their own start-up handling); running ones drain.
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  });
 }
 
-async function main(): Promise<void> {
+async function main(lifecycle: ProcessLifecycle): Promise<void> {
   const env = process.env;
   let options: CliOptions | 'help';
   try {
@@ -284,6 +291,7 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createLogger({ level: options.logLevel });
+  lifecycle.setLog(logger);
   let config: Config;
   try {
     const providers = builtinProviders();
@@ -302,7 +310,9 @@ async function main(): Promise<void> {
   }
   for (const warning of config.warnings) logger.warn(warning);
   if (options.command === 'migrate') {
-    await migrate(config, logger);
+    // Interrupted, the migrations are not done: the Job must not count it as a success.
+    lifecycle.exitCodeWhenInterrupted(1);
+    await lifecycle.start(migrate(config, logger, lifecycle.signal));
     logger.flush();
     return;
   }
@@ -314,8 +324,19 @@ async function main(): Promise<void> {
     }
     const { key } = resolveMasterKey(config, options, env);
     const { healthPort, host } = options;
-    return runBatchWorker({ config, masterKey: key, logger, healthPort, host });
+    return runBatchWorker({ config, masterKey: key, logger, healthPort, host, lifecycle });
   }
+  return serve(config, options, env, logger, lifecycle);
+}
+
+/** `serve`: one process, or a cluster primary that migrates and forks, or one of its workers. */
+async function serve(
+  config: Config,
+  options: CliOptions,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  lifecycle: ProcessLifecycle,
+): Promise<void> {
   if (options.workers > 1 && !config.general_settings.redis_url) {
     process.stderr.write(
       'switchboard: --workers above 1 needs general_settings.redis_url: without a shared store each worker would keep its own counters and caches.\n',
@@ -331,14 +352,21 @@ async function main(): Promise<void> {
   if (cluster.isPrimary) {
     const { key, generated } = resolveMasterKey(config, options, env);
     if (generated) printMasterKey(key, options);
-    if (options.workers > 1) return servePrimary(config, options, logger);
-    return serveWorker(config, options, key, logger, true);
+    if (options.workers > 1) return servePrimary(config, options, logger, lifecycle);
+    return serveWorker(config, options, key, logger, true, lifecycle);
   }
   const { key } = resolveMasterKey(config, options, env);
-  return serveWorker(config, options, key, logger, false);
+  return serveWorker(config, options, key, logger, false, lifecycle);
 }
 
-main().catch((error: unknown) => {
+// Before anything else: a SIGTERM during start-up (migrations, a database that does not answer) must
+// stop the process, also as PID 1 in a container, where an unhandled SIGTERM is ignored.
+const lifecycle = new ProcessLifecycle({ exit: (code) => process.exit(code) });
+lifecycle.install();
+
+main(lifecycle).catch((error: unknown) => {
+  // A stop during start-up fails what was starting; the stop itself ends the process.
+  if (lifecycle.isStopping) return;
   const message =
     error instanceof ConfigError || error instanceof UsageError || error instanceof DatabaseUnreachableError
       ? error.message

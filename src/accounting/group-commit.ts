@@ -13,6 +13,8 @@ export class GroupCommit<T> {
   private readonly write: (items: T[]) => Promise<void>;
   private readonly maxBatch: number;
   private pending: Pending<T>[] = [];
+  /** The batch being written now. */
+  private inFlight: Pending<T>[] = [];
   private running: Promise<void> | undefined;
 
   private readonly lingerMs: number;
@@ -45,17 +47,35 @@ export class GroupCommit<T> {
     while (this.running) await this.running;
   }
 
+  /** Items not known to be written: the batch in flight and those waiting. */
+  get unsettledCount(): number {
+    return this.inFlight.length + this.pending.length;
+  }
+
+  /**
+   * Gives up at a deadline (shutdown): returns the items not known to be written (the batch in flight,
+   * which may still commit, and those waiting, which will not be written) and settles their `add`s.
+   */
+  abandon(): T[] {
+    const given = [...this.inFlight, ...this.pending.splice(0)];
+    this.inFlight = [];
+    for (const entry of given) entry.resolve();
+    return given.map((entry) => entry.item);
+  }
+
   private async drain(): Promise<void> {
     // Let the items of the current turn of the event loop (or of the linger time) join the batch.
     await this.linger();
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, this.maxBatch);
+      this.inFlight = batch;
       try {
         await this.write(batch.map((entry) => entry.item));
         for (const entry of batch) entry.resolve();
       } catch (error) {
         for (const entry of batch) entry.reject(error);
       }
+      if (this.inFlight === batch) this.inFlight = [];
     }
     this.running = undefined;
   }

@@ -4,6 +4,7 @@
  * request-id key make a crash or a second replica harmless), and reports its heartbeat for readiness
  * and the backlog for metrics. Runs on every replica; rows survive restarts and `kill -9`.
  */
+import { waitBounded } from '../lib/bounded-wait.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -39,10 +40,12 @@ export class OutboxSettler {
     this.schedule(0);
   }
 
-  async stop(): Promise<void> {
+  /** No more rounds; the round in flight is awaited until `deadlineAt` (epoch ms; its transaction is atomic). */
+  async stop(deadlineAt = Date.now() + 5_000): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.current;
+    if (this.current)
+      await waitBounded('the outbox settlement round', this.current, deadlineAt, this.options.logger);
   }
 
   /** Settles until the outbox is empty (tests and shutdown); returns the rows moved. */

@@ -1,7 +1,8 @@
 /**
  * Assembles spend accounting from the configuration: the price book, the writer of the configured
- * `spend_ingestion_mode`, and in outbox mode the settlement worker with its readiness probes
- * (`telemetry_database`, `telemetry_worker_database`). The text pipeline receives `accounting`.
+ * `spend_ingestion_mode`, the spill folder and its replay (spend_spill_dir), and in outbox mode the
+ * settlement worker with its readiness probes (`telemetry_database`, `telemetry_worker_database`). The
+ * text pipeline receives `accounting`.
  */
 import type { Config } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -10,10 +11,13 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { ReadinessProbe } from '../observability/readiness.ts';
 import type { Database } from '../store/db/create-database.ts';
 import { SpendRepository } from '../store/db/repositories/spend-repository.ts';
+import { LegacySpendWriter } from './legacy-spend-writer.ts';
 import { OutboxSettler } from './outbox-settler.ts';
 import { usageBounds } from './plausible-usage.ts';
 import { PriceBook } from './price-book.ts';
-import { LegacySpendWriter, OutboxSpendWriter, type SpendWriter } from './spend-writer.ts';
+import { SpendSpill } from './spend-spill.ts';
+import { SpillReplay } from './spend-spill-replay.ts';
+import { OutboxSpendWriter, type SpendWriter } from './spend-writer.ts';
 
 /** What the pipeline's request charge needs (the same shape proxy/ declares as SpendAccounting). */
 export interface PipelineAccounting {
@@ -38,20 +42,27 @@ export interface SpendAccountingParts {
   probes: ReadinessProbe[];
   /** Deployments without a known price, for the start-up log. */
   warnings: string[];
-  close(): Promise<void>;
+  /** Writes spilled records now (tests); resolves when the round ends. */
+  replaySpill(): Promise<void>;
+  /** Flushes spend until `deadlineAt` (epoch ms), spills the rest, stops the workers within it. */
+  close(deadlineAt?: number): Promise<void>;
 }
 
-export function createSpendAccounting(deps: {
+export async function createSpendAccounting(deps: {
   config: Config;
   database: Database;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
-}): SpendAccountingParts {
+}): Promise<SpendAccountingParts> {
   const { config, database, clock, logger, metrics } = deps;
   const general = config.general_settings;
   const repository = new SpendRepository(database.db, database.dialect);
   const { book, warnings } = PriceBook.fromConfig(config);
+  const outbox = general.spend_ingestion_mode === 'outbox';
+  const spill = new SpendSpill(general.spend_spill_dir, await repository.databaseId());
+  const replay = new SpillReplay({ spill, repository, logger, metrics, mode: outbox ? 'outbox' : 'legacy' });
+  replay.nudge(); // what an earlier process spilled
   const writerOptions = {
     repository,
     clock,
@@ -59,13 +70,12 @@ export function createSpendAccounting(deps: {
     metrics,
     waitLimitMs: general.spend_finalization_timeout_ms,
   };
-  const outbox = general.spend_ingestion_mode === 'outbox';
   const writer: SpendWriter = outbox
     ? new OutboxSpendWriter({
         ...writerOptions,
         finalizationTimeoutMs: general.spend_finalization_timeout_ms,
       })
-    : new LegacySpendWriter(writerOptions);
+    : new LegacySpendWriter({ ...writerOptions, spill, onSpilled: () => replay.nudge() });
   const settler = outbox ? new OutboxSettler({ repository, clock, logger, metrics }) : undefined;
   settler?.start();
   const probes: ReadinessProbe[] = settler
@@ -94,9 +104,14 @@ export function createSpendAccounting(deps: {
     settler,
     probes,
     warnings,
-    async close() {
-      await writer.close();
-      await settler?.stop();
+    replaySpill: async () => {
+      replay.nudge();
+      await replay.settled();
+    },
+    async close(deadlineAt = Date.now() + 5_000) {
+      replay.stop();
+      await writer.close(deadlineAt);
+      await settler?.stop(deadlineAt);
     },
   };
 }

@@ -1,11 +1,12 @@
 /**
- * Spend writers, one per `spend_ingestion_mode`. Legacy: records go straight to spend_logs in group
- * commits; a failed batch is logged, counted and kept for retry (never silently dropped while the
- * process lives), and the caller is never failed for it. Outbox: a record is accepted when its outbox
- * row is committed, within `spend_finalization_timeout_ms`; otherwise `write` rejects and the answer
- * fails (no terminal marker, 503 for JSON), and the settlement worker moves accepted rows later.
+ * Spend writers, one per `spend_ingestion_mode`. Legacy (legacy-spend-writer.ts): records go straight
+ * to spend_logs in group commits; a failed batch is kept for retry, and the caller is never failed for
+ * it. Outbox: a record is accepted when its outbox row is committed, within
+ * `spend_finalization_timeout_ms`; otherwise `write` rejects and the answer fails (no terminal marker,
+ * 503 for JSON), and the settlement worker moves accepted rows later.
  */
 import type { SpendRecord } from '../canonical/spend-record.ts';
+import { waitBounded } from '../lib/bounded-wait.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -20,8 +21,11 @@ export interface SpendWriter {
    * written without lingering for a larger batch.
    */
   write(record: SpendRecord, waited?: boolean): Promise<void>;
-  /** Writes what is pending (and, in legacy mode, tries the retained batches once more). */
-  close(): Promise<void>;
+  /**
+   * Writes what is pending until `deadlineAt` (epoch ms; shutdown gives it the rest of the grace
+   * period), then gives up: legacy spills what is still unwritten for the next start.
+   */
+  close(deadlineAt?: number): Promise<void>;
 }
 
 export interface SpendWriterOptions {
@@ -31,119 +35,6 @@ export interface SpendWriterOptions {
   metrics: Metrics;
   /** Legacy mode: the longest a stream's [DONE] waits for its record's write (default 5 s). */
   waitLimitMs?: number;
-}
-
-/** Most records a legacy writer keeps for retry while the database is down (about 50 MB). */
-const MAX_RETAINED = 100_000;
-const RETRY_BATCH = 500;
-/** How long a legacy batch waits for more records before it is written. */
-const LEGACY_LINGER_MS = 25;
-
-export class LegacySpendWriter implements SpendWriter {
-  readonly mode = 'legacy' as const;
-  private readonly options: SpendWriterOptions;
-  private readonly commits: GroupCommit<SpendRecord>;
-  private retained: SpendRecord[] = [];
-  private retryTimer: NodeJS.Timeout | undefined;
-  private retryDelayMs = 1_000;
-  /** The retry in progress: one at a time, so two never write and remove the same records. */
-  private retrying: Promise<void> | undefined;
-
-  constructor(options: SpendWriterOptions) {
-    this.options = options;
-    // Only a stream's [DONE] waits on a legacy write (and skips the linger): larger batches otherwise.
-    this.commits = new GroupCommit((records) => this.writeBatch(records), { lingerMs: LEGACY_LINGER_MS });
-  }
-
-  write(record: SpendRecord, waited = false): Promise<void> {
-    const written = this.commits.add(record, waited).catch(() => {}); // writeBatch never throws
-    if (!waited) return written;
-    // A database that hangs must not hold back a stream's [DONE] (legacy mode shrugs off the database):
-    // the wait is bounded; the batch goes on (and is retried) in the background.
-    let timer: NodeJS.Timeout | undefined;
-    const bounded = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.options.waitLimitMs ?? 5_000);
-    });
-    return Promise.race([written, bounded]).finally(() => clearTimeout(timer));
-  }
-
-  async close(): Promise<void> {
-    await this.commits.idle();
-    clearTimeout(this.retryTimer);
-    await this.retrying;
-    if (this.retained.length > 0) await this.retry(false);
-    if (this.retained.length > 0)
-      this.options.logger.error(
-        { records: this.retained.length },
-        'spend records could not be written before shutdown',
-      );
-  }
-
-  /** Retained records waiting for the database (tests and metrics). */
-  get retainedCount(): number {
-    return this.retained.length;
-  }
-
-  private async writeBatch(records: SpendRecord[]): Promise<void> {
-    const { repository, metrics, logger } = this.options;
-    try {
-      await repository.record(records);
-      metrics.accountingWrites.inc({ mode: 'legacy', outcome: 'written' }, records.length);
-    } catch (error) {
-      metrics.accountingWrites.inc({ mode: 'legacy', outcome: 'retained' }, records.length);
-      logger.warn({ err: error, records: records.length }, 'spend batch not written; kept for retry');
-      this.retain(records);
-    }
-  }
-
-  private retain(records: SpendRecord[]): void {
-    this.retained.push(...records);
-    const excess = this.retained.length - MAX_RETAINED;
-    if (excess > 0) {
-      this.retained.splice(0, excess);
-      this.options.metrics.accountingWrites.inc({ mode: 'legacy', outcome: 'dropped' }, excess);
-      this.options.logger.error(
-        { records: excess },
-        'spend records dropped: more than the retry buffer holds',
-      );
-    }
-    this.scheduleRetry();
-  }
-
-  private scheduleRetry(): void {
-    if (this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      if (!this.retrying) void this.retry(true);
-    }, this.retryDelayMs);
-    this.retryTimer.unref();
-  }
-
-  private retry(again: boolean): Promise<void> {
-    this.retrying = this.retryNow(again).finally(() => {
-      this.retrying = undefined;
-    });
-    return this.retrying;
-  }
-
-  private async retryNow(again: boolean): Promise<void> {
-    const { repository, metrics } = this.options;
-    while (this.retained.length > 0) {
-      const batch = this.retained.slice(0, RETRY_BATCH);
-      try {
-        await repository.record(batch);
-      } catch {
-        this.retryDelayMs = Math.min(this.retryDelayMs * 2, 30_000);
-        if (again) this.scheduleRetry();
-        return;
-      }
-      // Remove exactly what was written: the overflow rule may have dropped the oldest meanwhile.
-      const written = new Set(batch);
-      this.retained = this.retained.filter((record) => !written.has(record));
-      metrics.accountingWrites.inc({ mode: 'legacy', outcome: 'written_after_retry' }, batch.length);
-    }
-    this.retryDelayMs = 1_000;
-  }
 }
 
 /** The charge could not be accepted durably (outbox mode): the answer must not claim success. */
@@ -191,7 +82,13 @@ export class OutboxSpendWriter implements SpendWriter {
     }
   }
 
-  close(): Promise<void> {
-    return this.commits.idle();
+  async close(deadlineAt = Date.now() + 5_000): Promise<void> {
+    const { logger, metrics } = this.options;
+    const detail = () => ({ charges: this.commits.unsettledCount });
+    if (await waitBounded('outbox commits', this.commits.idle(), deadlineAt, logger, { detail })) return;
+    // Their answers already failed (spend_finalization_timeout_ms is shorter than any drain).
+    const given = this.commits.abandon().length;
+    metrics.accountingWrites.inc({ mode: 'outbox', outcome: 'abandoned' }, given);
+    logger.warn({ charges: given }, 'outbox commits still pending at the shutdown deadline were abandoned');
   }
 }

@@ -201,6 +201,12 @@ export const GeneralSettingsSchema = Type.Object(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 256 }),
     ),
     max_concurrent_body_bytes_per_key: Type.Optional(PositiveInteger),
+    // Database deadlines and serving through a database outage (docs/operations.md, issue 31).
+    database_statement_timeout_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
+    database_migration_lock_timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+    spend_spill_dir: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    allow_requests_on_db_unavailable: Type.Optional(Type.Boolean()),
+    auth_cache_max_stale_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 604_800 })),
   },
   { additionalProperties: false },
 );

@@ -129,6 +129,16 @@ export interface GeneralSettings {
   trusted_proxies: readonly string[];
   /** Request-body bytes one key may be sending at once (429 key_body_bytes_exceeded past it). */
   max_concurrent_body_bytes_per_key: number;
+  /** PostgreSQL statement_timeout (and client read deadline) of every pooled query; caps SQLite's busy wait. */
+  database_statement_timeout_ms: number;
+  /** PostgreSQL lock_timeout of every migration statement. */
+  database_migration_lock_timeout_ms: number;
+  /** Folder (0700) of spend records the telemetry database did not take in time (files 0600). */
+  spend_spill_dir: string;
+  /** Ready and serving cached keys while the main database is down (LiteLLM's name). */
+  allow_requests_on_db_unavailable: boolean;
+  /** With allow_requests_on_db_unavailable: how long past auth_cache_ttl_seconds a cached key is served while the database is down. */
+  auth_cache_max_stale_seconds: number;
 }
 
 export interface McpServerConfig {

@@ -39,9 +39,8 @@ export const litellmKeys: Readonly<Record<string, Readonly<Record<string, KeyTre
   general_settings: {
     database_connection_pool_limit: mapped('database_pool_size'),
     degraded_mode: mapped('redis_degraded_mode'),
-    database_connection_timeout: ignored('the pool waits as PostgreSQL allows'),
-    allow_requests_on_db_unavailable: ignored(
-      'authentication is served from memory while the database is away',
+    database_connection_timeout: ignored(
+      'a new connection is given up after 5 s; queries after database_statement_timeout_ms',
     ),
     alerting: ignored(NO_ALERTING),
     alerting_threshold: ignored(NO_ALERTING),

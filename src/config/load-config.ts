@@ -187,6 +187,9 @@ function buildConfig(
   const store = general.batch_file_store;
   if (store !== undefined && store !== 'database' && !isAbsolute(store))
     issues.push(`general_settings.batch_file_store: must be 'database' or an absolute directory path`);
+  const spill = general.spend_spill_dir;
+  if (spill !== undefined && (!isAbsolute(spill) || spill.includes('\0')))
+    issues.push('general_settings.spend_spill_dir: must be an absolute directory path');
   const tierModes = resolveTierModes(general, options.env, issues);
   const groups = new Set(modelList.map((model) => model.model_name));
   const fallbacks = buildFallbacks(router.fallbacks, 'router_settings.fallbacks', groups, issues);
@@ -262,6 +265,11 @@ function buildConfig(
       trusted_proxies: general.trusted_proxies ?? [],
       // Three bodies of the default 10 MiB limit at once; a larger body is admitted alone.
       max_concurrent_body_bytes_per_key: general.max_concurrent_body_bytes_per_key ?? 32 * 1024 * 1024,
+      database_statement_timeout_ms: general.database_statement_timeout_ms ?? 30_000,
+      database_migration_lock_timeout_ms: general.database_migration_lock_timeout_ms ?? 10_000,
+      spend_spill_dir: general.spend_spill_dir ?? join(options.dataDir, 'spend-spill'),
+      allow_requests_on_db_unavailable: general.allow_requests_on_db_unavailable ?? false,
+      auth_cache_max_stale_seconds: general.auth_cache_max_stale_seconds ?? 3_600,
     },
     mcp_servers: buildMcpServers(file.mcp_servers ?? [], urlPolicy, issues),
     tier_mode_sources: tierModes.sources,

@@ -2,13 +2,16 @@
  * Turns a bearer token into a Caller. Answers from an in-process cache (no database query on a hit);
  * a miss loads the key, its user, team and organization once, shared by concurrent requests. Entries
  * expire after the configured TTL and are dropped at once when an invalidation names the key or any
- * entity it belongs to, in this process or (through the shared store) in any other.
+ * entity it belongs to, in this process or (through the shared store) in any other. Under
+ * allow_requests_on_db_unavailable an expired entry is served stale while the database does not answer
+ * (up to a maximum staleness), and a key not in the cache is refused with a retryable 503.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { scopeBudget } from '../canonical/budget-window.ts';
 import type { Caller, LimitFields, ScopeKind, ScopePolicy } from '../canonical/caller.ts';
 import type { Clock } from '../lib/clock.ts';
+import { isDatabaseOutage } from '../lib/database-outage.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import { type ApiKeyRecord, ApiKeyRepository } from '../store/db/repositories/api-key-repository.ts';
 import { OrganizationRepository } from '../store/db/repositories/organization-repository.ts';
@@ -27,6 +30,10 @@ import { limitsFromRecord } from './limit-record.ts';
 
 const NEGATIVE_TTL_MS = 5_000;
 const MAX_ENTRIES = 50_000;
+/** While the database is down, how often a key's entry is loaded again (a probe for its return). */
+const RETRY_WHILE_DOWN_MS = 1_000;
+/** How long a request waits for a load before the database counts as not answering (the readiness deadline). */
+const DEFAULT_DATABASE_WAIT_MS = 1_000;
 
 type Status = 'ok' | 'blocked' | 'missing';
 
@@ -71,6 +78,11 @@ export interface AuthenticatorOptions {
   masterKey: string;
   clock: Clock;
   ttlMs: number;
+  /**
+   * allow_requests_on_db_unavailable: an entry past its TTL is still served, up to `maxStaleMs` past
+   * it, while the database does not answer within `waitMs` (default 1 s) or fails with an outage.
+   */
+  staleWhileUnavailable?: { maxStaleMs: number; waitMs?: number };
 }
 
 export class Authenticator implements InvalidationListener {
@@ -83,6 +95,8 @@ export class Authenticator implements InvalidationListener {
   private readonly loading = new Map<string, Promise<Entry>>();
   /** Bumped by every invalidation, so a load that raced with one is not cached. */
   private generation = 0;
+  /** When a load last found the database down (stale-while-unavailable); undefined once one succeeds. */
+  private downSince: number | undefined;
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
@@ -106,7 +120,10 @@ export class Authenticator implements InvalidationListener {
     if (hashesEqual(hash, this.masterHash)) return masterCaller;
     const now = this.options.clock.now();
     let entry = this.entries.get(hash);
-    if (entry === undefined || entry.expiresAt <= now) entry = await this.load(hash);
+    if (entry === undefined || entry.expiresAt <= now)
+      entry = this.options.staleWhileUnavailable
+        ? await this.loadOrStale(hash, entry, now, this.options.staleWhileUnavailable)
+        : await this.load(hash);
     if (entry.status === 'missing') throw errors.invalidApiKey();
     this.rememberHash(token, hash);
     if (entry.status === 'blocked') throw errors.blockedApiKey();
@@ -170,12 +187,40 @@ export class Authenticator implements InvalidationListener {
     this.entries.clear();
   }
 
+  /**
+   * Stale-while-unavailable: a load that succeeds in time answers; one that fails with an outage, or
+   * is still waiting after `waitMs`, leaves the database marked down, and the stale entry (if it is
+   * within `maxStaleMs` of its expiry) answers instead, or a 503 when there is none. While down, a
+   * request with a stale entry does not wait: one load per second probes for the database's return.
+   */
+  private async loadOrStale(
+    hash: string,
+    cached: Entry | undefined,
+    now: number,
+    rule: { maxStaleMs: number; waitMs?: number },
+  ): Promise<Entry> {
+    const stale = cached && cached.status !== 'missing' && now < cached.expiresAt + rule.maxStaleMs;
+    // Known down, with something to serve: no waiting, and at most one load a second probes for the
+    // database's return. With nothing to serve, the request waits (boundedly) for its own load.
+    const serveAtOnce = stale && this.downSince !== undefined;
+    if (serveAtOnce && now - this.downSince! < RETRY_WHILE_DOWN_MS && !this.loading.has(hash)) return cached;
+    const loading = this.load(hash);
+    loading.catch(() => {}); // it may finish after we stopped waiting
+    const outcome = await settledWithin(loading, serveAtOnce ? 0 : (rule.waitMs ?? DEFAULT_DATABASE_WAIT_MS));
+    if (outcome.state === 'done') return outcome.entry;
+    if (outcome.state === 'failed' && !isDatabaseOutage(outcome.error)) throw outcome.error;
+    this.downSince = this.options.clock.now();
+    if (stale) return cached;
+    throw errors.keyNotCheckable();
+  }
+
   private load(hash: string): Promise<Entry> {
     let pending = this.loading.get(hash);
     if (!pending) {
       const generation = this.generation;
       pending = this.fetch(hash)
         .then((entry) => {
+          this.downSince = undefined;
           if (generation === this.generation) this.remember(hash, entry);
           return entry;
         })
@@ -249,6 +294,21 @@ function matches(caller: Caller, target: InvalidationTarget): boolean {
     case 'tier_policies':
       return false; // cached callers do not carry tier policies (limits/tier-policies.ts does)
   }
+}
+
+type Settled = { state: 'done'; entry: Entry } | { state: 'failed'; error: unknown } | { state: 'waiting' };
+
+/** The load's outcome if it settles within `ms` (0: only if already settled), else `waiting`. */
+function settledWithin(loading: Promise<Entry>, ms: number): Promise<Settled> {
+  let timer: NodeJS.Timeout | undefined;
+  const waiting = new Promise<Settled>((resolve) => {
+    timer = setTimeout(() => resolve({ state: 'waiting' }), ms);
+  });
+  const settled = loading.then(
+    (entry): Settled => ({ state: 'done', entry }),
+    (error: unknown): Settled => ({ state: 'failed', error }),
+  );
+  return Promise.race([settled, waiting]).finally(() => clearTimeout(timer));
 }
 
 function hashesEqual(hash: string, expected: Buffer): boolean {

@@ -17,7 +17,9 @@ const SOCKET_CODES = new Set([
 /**
  * PostgreSQL SQLSTATEs of a server going away or refusing connections: the connection exceptions of class
  * 08 except 08P01 (protocol_violation, which a query of ours with too many parameters also gets), the
- * shutdowns 57P01–57P03, and too_many_connections.
+ * shutdowns 57P01–57P03, and too_many_connections; and of a database that does not answer in time: a
+ * statement past database_statement_timeout_ms (57014, a locked table, a stalled server) or a lock wait
+ * past lock_timeout (55P03).
  */
 const POSTGRES_STATES = new Set([
   '08000',
@@ -29,6 +31,8 @@ const POSTGRES_STATES = new Set([
   '57P02',
   '57P03',
   '53300',
+  '57014',
+  '55P03',
 ]);
 
 /** node-postgres's own messages when the connection ends or the pool cannot connect in time. */

@@ -299,8 +299,8 @@ export const errors = {
       code: 'batches_disabled',
       message:
         'Files and batches are disabled on this gateway. The operator enables them with general_settings.embeddings_batch_enabled: true.',
-      });
-    },
+    });
+  },
   // Administration refusals (issue 25: scoped administrators, keys for administrators, policy ceilings).
   outsideAdminScope(reason: string): GatewayError {
     return new GatewayError({
@@ -326,6 +326,17 @@ export const errors = {
       code: 'below_policy_ceiling',
       message: `${field}: ${reason}; a narrower policy may only tighten the server-wide ceiling. Ask a proxy administrator.`,
       param: field,
+    });
+  },
+  /** allow_requests_on_db_unavailable: a key not in this replica's cache cannot be checked while the database is down. */
+  keyNotCheckable(): GatewayError {
+    return new GatewayError({
+      status: 503,
+      type: ErrorType.unavailable,
+      code: ErrorCode.databaseUnavailable,
+      message:
+        "This API key cannot be checked right now: the gateway's database is unavailable and the key was not used recently on this replica. Retry shortly; keys in use keep working.",
+      retryAfter: 1,
     });
   },
   internal(): GatewayError {

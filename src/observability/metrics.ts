@@ -116,7 +116,7 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
     }),
     accountingWrites: new Counter({
       name: 'gateway_accounting_writes_total',
-      help: 'Spend records by ingestion mode and outcome (legacy: written, retained, written_after_retry, dropped; outbox: accepted, failed, timeout, settled).',
+      help: 'Spend records by ingestion mode and outcome (legacy: written, retained, written_after_retry, spilled, dropped; outbox: accepted, failed, timeout, settled, abandoned; both: replayed).',
       labelNames: ['mode', 'outcome'] as const,
       registers,
     }),

@@ -109,6 +109,23 @@ describe('the switchboard command', () => {
     expect(stderr).not.toContain('    at ');
   });
 
+  it("names telemetry_database_url, not database_url, when spend's own database cannot be reached in outbox mode (issue 25)", async () => {
+    const folder = tempFolder();
+    const config = join(folder, 'telemetry.yaml');
+    const port = await freePort();
+    writeFileSync(
+      config,
+      `general_settings:\n  database_url: ${JSON.stringify(join(folder, 'main.db'))}\n  spend_ingestion_mode: outbox\n  telemetry_database_url: postgres://spend:hunter2@127.0.0.1:${port}/telemetry\n  master_key: sk-a-long-enough-master-key\n`,
+    );
+    const { code, stderr } = await runCli(['serve', '--config', config, '--data-dir', folder]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `cannot use the database at general_settings.telemetry_database_url (postgres://spend:***@127.0.0.1:${port}/telemetry)`,
+    );
+    expect(stderr).not.toContain('general_settings.database_url');
+    expect(stderr).not.toContain('hunter2');
+  });
+
   it('names a provider param problem with its path and exits non-zero', async () => {
     const folder = tempFolder();
     const config = join(folder, 'provider.yaml');

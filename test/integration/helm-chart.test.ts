@@ -259,10 +259,12 @@ describe('Dockerfile', () => {
     expect(Number(user?.[1])).toBeGreaterThan(0);
   });
 
-  it('its command is what `npm start` runs', () => {
+  it('its command is what `npm start` runs (under tini: test/integration/container-init.test.ts)', () => {
     const json = (instruction: string) =>
       JSON.parse(runtime.match(new RegExp(`^${instruction} (\\[.*\\])$`, 'm'))?.[1] ?? '[]');
-    expect([...json('ENTRYPOINT'), ...json('CMD')].join(' ')).toBe(packageJson.scripts.start);
+    const [init, separator, ...command] = json('ENTRYPOINT');
+    expect([init, separator]).toEqual(['/usr/bin/tini', '--']);
+    expect([...command, ...json('CMD')].join(' ')).toBe(packageJson.scripts.start);
     expect(runtime).toMatch(/^STOPSIGNAL SIGTERM$/m);
   });
 

@@ -1,6 +1,7 @@
 /**
  * Readiness against real stores (issue 2): with PostgreSQL and Redis it reports database,
- * foreground_database and redis as ready; when Redis dies, a fail_closed gateway turns 503 within two
+ * foreground_database and redis as ready; a saturated pool fails foreground_database while the server
+ * (database, on a connection of its own) answers; when Redis dies, a fail_closed gateway turns 503 within two
  * seconds while a fail_open one (which still serves, on per-process counters) reports `redis: false`
  * and stays 200, so a load balancer keeps it; both recover when Redis returns. The Redis here is a
  * private redis-server that the test kills by PID.
@@ -89,6 +90,27 @@ describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a R
     await redis.restart();
     await until(async () => (await readiness(gateway.baseUrl)).status === 200, 5_000);
     await until(async () => (await readiness(failOpen.baseUrl)).body.checks.redis === true, 5_000);
+  });
+
+  it('tells a saturated pool from a database that does not answer: database ready, foreground_database not (issue 25)', async () => {
+    // One pooled connection, held: the pool has nothing to lend, while the server answers fine.
+    const saturated = await startTestGateway({
+      backend: { ...backend, generalSettingsYaml: `${backend.generalSettingsYaml}  database_pool_size: 1\n` },
+    });
+    let release = () => {};
+    const held = saturated.gateway.database.db
+      .connection()
+      .execute(() => new Promise<void>((resolve) => (release = resolve)));
+    try {
+      const { status, body } = await readiness(saturated.baseUrl);
+      expect(status).toBe(503);
+      expect(body.checks).toMatchObject({ database: true, foreground_database: false });
+      expect(body.details.foreground_database.state).toBe('timeout');
+    } finally {
+      release();
+      await held;
+      await saturated.close();
+    }
   });
 
   it('reports 503 while draining', async () => {

@@ -227,10 +227,12 @@ model_list:
       await sql`delete from spend_logs`.execute(gateway.gateway.database.db);
     });
 
-    it('reports the telemetry database and its worker in readiness', async () => {
-      const readiness = await (await fetch(`${gateway.baseUrl}/health/readiness`)).json();
-      expect(JSON.stringify(readiness)).toContain('telemetry_database');
-      expect(JSON.stringify(readiness)).toContain('telemetry_worker_database');
+    it('reports the telemetry database and its worker in readiness, both ready', async () => {
+      // The values, not the names: a check reported false must fail this (issue 25).
+      const readiness = (await (await fetch(`${gateway.baseUrl}/health/readiness`)).json()) as {
+        checks: Record<string, boolean>;
+      };
+      expect(readiness.checks).toMatchObject({ telemetry_database: true, telemetry_worker_database: true });
     });
 
     it('accepts the charge durably before [DONE], then the worker moves it into spend once', async () => {

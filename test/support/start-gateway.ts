@@ -3,6 +3,9 @@
  * from YAML, on a given backend. Returns its base URL and master key and closes everything afterwards.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { parseConfig } from '../../src/config/load-config.ts';
@@ -67,10 +70,12 @@ model_list:
 export async function startTestGateway(options: StartOptions): Promise<TestGateway> {
   const masterKey = options.masterKey ?? 'sk-test-master-key';
   const yaml = `${options.yaml ?? defaultModels}\ngeneral_settings:\n${options.backend.generalSettingsYaml}${options.generalSettings ?? ''}`;
+  // The gateway's own data folder (the spend spill goes there), removed when it closes.
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-data-'));
   const parsed = parseConfig(yaml, {
     path: undefined,
     env: { ...process.env, ...options.env },
-    dataDir: '/nonexistent',
+    dataDir,
     source: 'test',
   });
   const config = options.batches
@@ -122,6 +127,7 @@ export async function startTestGateway(options: StartOptions): Promise<TestGatew
       const metrics = await gateway.app.inject({ method: 'GET', url: '/metrics' }).catch(() => undefined);
       if (metrics) scanner.scan(metrics.body, 'the /metrics text');
       await gateway.close(1_000);
+      rmSync(dataDir, { recursive: true, force: true });
       scanner.assertClean();
     },
   };

@@ -1,6 +1,7 @@
 /**
  * Opens the database named by `general_settings.database_url`: PostgreSQL for a postgres:// URL
- * (pooled), otherwise a SQLite file through node:sqlite (WAL, foreign keys on, busy timeout).
+ * (pooled, every query under a deadline: postgres-pool.ts), otherwise a SQLite file through node:sqlite
+ * (WAL, foreign keys on, a bounded busy timeout).
  */
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -9,6 +10,7 @@ import { Kysely, type LogEvent, PostgresDialect, SqliteDialect, sql } from 'kyse
 import pg from 'pg';
 import { ensurePrivateFile, ensurePrivateFolder } from '../../lib/private-files.ts';
 import { adaptNodeSqlite } from './node-sqlite-database.ts';
+import { createPostgresPool, readDeadlineMs, withReadDeadline } from './postgres-pool.ts';
 import type { DatabaseSchema } from './tables.ts';
 
 export type Dialect = 'postgres' | 'sqlite';
@@ -16,8 +18,16 @@ export type Dialect = 'postgres' | 'sqlite';
 export interface Database {
   readonly db: Kysely<DatabaseSchema>;
   readonly dialect: Dialect;
-  /** A cheap round trip for readiness. */
+  /**
+   * A round trip through the pool the gateway's queries use (readiness `foreground_database`): it
+   * fails or times out when the pool has no connection to spare, as the queries behind it would.
+   */
   ping(signal?: AbortSignal): Promise<void>;
+  /**
+   * A round trip on a connection kept for health checks alone (readiness `database`): whether the
+   * server answers, whatever the load of the pool. SQLite has no pool: the same as `ping`.
+   */
+  pingServer(signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,7 +38,19 @@ export interface DatabaseOptions {
   schema?: string;
   /** Called for every executed query (diagnostics, and tests that prove a path makes none). */
   onQuery?: (sql: string) => void;
+  /**
+   * `database_statement_timeout_ms`: PostgreSQL's statement_timeout and (plus a second) the client's
+   * read deadline; SQLite's busy timeout, at most 5 s (SQLite waits synchronously, holding the event
+   * loop). 0: no deadline (migrations, which may rewrite a large table). Default 30 s.
+   */
+  statementTimeoutMs?: number;
 }
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+/** The health connection's deadline: the readiness deadline (a pool query that fails evicts its client). */
+const HEALTH_TIMEOUT_MS = 1_000;
+/** SQLite's busy wait blocks the process; it is never longer than this. */
+const MAX_SQLITE_BUSY_MS = 5_000;
 
 // Epoch-millisecond timestamps and counters fit in a double; read int8 as a number, not a string.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -39,20 +61,13 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
 }
 
 async function createPostgres(options: DatabaseOptions): Promise<Database> {
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize,
-    connectionTimeoutMillis: 5_000,
-    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
-  });
-  // An idle client that loses its connection emits 'error'; without a listener that kills the process.
-  pool.on('error', () => {});
-  // So does a checked-out one (the pool drops its idle listener while it is lent out): a server that
-  // stops or restarts while a transaction holds a connection crashed the gateway. Its pending and
-  // later queries fail, and the pool discards it on release.
-  pool.on('connect', (client) => {
-    client.on('error', () => {});
-  });
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const poolOptions = {
+    url: options.url,
+    statementTimeoutMs,
+    ...(options.schema ? { schema: options.schema } : {}),
+  };
+  const pool = createPostgresPool({ ...poolOptions, max: options.poolSize });
   if (options.schema) {
     const client = await pool.connect();
     try {
@@ -62,16 +77,30 @@ async function createPostgres(options: DatabaseOptions): Promise<Database> {
     }
   }
   const db = new Kysely<DatabaseSchema>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: withReadDeadline(pool, readDeadlineMs(statementTimeoutMs)) }),
     log: queryLogger(options),
   });
+  // One connection of its own, opened at the first health check: a saturated pool must not look like
+  // a server that does not answer. Its read deadline is the readiness deadline's business.
+  let health: pg.Pool | undefined;
   return {
     db,
     dialect: 'postgres',
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    pingServer: async () => {
+      health ??= createPostgresPool({
+        ...poolOptions,
+        max: 1,
+        statementTimeoutMs: HEALTH_TIMEOUT_MS,
+        queryTimeoutMs: readDeadlineMs(HEALTH_TIMEOUT_MS),
+      });
+      await health.query('select 1');
+    },
+    close: async () => {
+      await Promise.all([db.destroy(), health?.end()]);
+    },
   };
 }
 
@@ -86,21 +115,18 @@ async function createSqlite(options: DatabaseOptions): Promise<Database> {
   const database = new DatabaseSync(file);
   // WAL with synchronous=NORMAL: a commit survives the process dying (kill -9) without an fsync per
   // transaction; only an operating-system crash may lose the last commits (SQLite's advice for WAL).
+  const busyMs = Math.min(options.statementTimeoutMs || MAX_SQLITE_BUSY_MS, MAX_SQLITE_BUSY_MS);
   database.exec(
-    'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;',
+    `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${busyMs}; PRAGMA foreign_keys = ON;`,
   );
   const db = new Kysely<DatabaseSchema>({
     dialect: new SqliteDialect({ database: adaptNodeSqlite(database) }),
     log: queryLogger(options),
   });
-  return {
-    db,
-    dialect: 'sqlite',
-    ping: async () => {
-      await sql`select 1`.execute(db);
-    },
-    close: () => db.destroy(),
+  const ping = async () => {
+    await sql`select 1`.execute(db);
   };
+  return { db, dialect: 'sqlite', ping, pingServer: ping, close: () => db.destroy() };
 }
 
 function queryLogger(options: DatabaseOptions): ((event: LogEvent) => void) | undefined {

@@ -1,13 +1,12 @@
 /**
- * The database could not be opened or migrated at start: one line naming `database_url` (its host,
- * never its password) and the reason, instead of a stack trace (issue 10).
+ * The database could not be opened or migrated at start: one line naming the setting that names it
+ * (`general_settings.database_url`, or `telemetry_database_url` for spend's own database: issue 25), its
+ * host (never its password) and the reason, instead of a stack trace (issue 10).
  */
 export class DatabaseUnreachableError extends Error {
-  constructor(url: string, cause: unknown) {
+  constructor(url: string, cause: unknown, setting = 'general_settings.database_url') {
     const reason = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-    super(`cannot use the database at general_settings.database_url (${displayUrl(url)}): ${reason}`, {
-      cause,
-    });
+    super(`cannot use the database at ${setting} (${displayUrl(url)}): ${reason}`, { cause });
     this.name = 'DatabaseUnreachableError';
   }
 }

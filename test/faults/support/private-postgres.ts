@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chownSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -159,6 +159,39 @@ export class PrivatePostgres {
     }
   }
 
+  /**
+   * SIGSTOP to the postmaster and every backend: the server stalls, its connections stay open. Each
+   * backend is a session of its own (PostgreSQL calls setsid()), so they are found by parent, not group.
+   */
+  pause(): void {
+    if (!this.child) return;
+    for (const pid of [this.child.pid!, ...childrenOf(this.child.pid!)]) signal(pid, 'SIGSTOP');
+  }
+
+  /** SIGCONT after pause(). */
+  resume(): void {
+    if (!this.child) return;
+    for (const pid of [this.child.pid!, ...childrenOf(this.child.pid!)]) signal(pid, 'SIGCONT');
+  }
+
+  /**
+   * A fast shutdown (SIGINT to the postmaster, as `pg_ctl stop -m fast`): every session is ended and
+   * its open transaction rolled back; waits until the port is closed. restart() brings it back.
+   */
+  async stopFast(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = undefined;
+    const exited = once(child, 'exit');
+    child.kill('SIGINT');
+    await exited;
+    const deadline = performance.now() + 10_000;
+    while (groupAlive(child.pid!) || (await acceptsConnections(this.port))) {
+      if (performance.now() > deadline) throw new Error('the private PostgreSQL did not stop within 10 s');
+      await delay(20);
+    }
+  }
+
   /** Kills the server and deletes its directory. */
   async remove(): Promise<void> {
     await this.kill();
@@ -176,6 +209,31 @@ export class PrivatePostgres {
     } finally {
       await client.end().catch(() => {});
     }
+  }
+}
+
+/** Processes whose parent is `parent` (Linux /proc). */
+function childrenOf(parent: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The fields after the command name (which may hold spaces) start with the state, then the ppid.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent) children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // gone meanwhile
   }
 }
 

@@ -4,6 +4,7 @@
  * settlement worker moves into spend_logs in one transaction per batch (`FOR UPDATE SKIP LOCKED` on
  * PostgreSQL, so any number of replicas may settle at once).
  */
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { SpendRecord } from '../../../canonical/spend-record.ts';
 import type { Dialect } from '../create-database.ts';
@@ -24,6 +25,25 @@ export class SpendRepository {
   async record(records: readonly SpendRecord[]): Promise<number> {
     if (records.length === 0) return 0;
     return this.db.transaction().execute((trx) => recordIn(trx, records));
+  }
+
+  /**
+   * The telemetry database's own id, made once by the first process that asks: the spend spill names
+   * its files with it, so records are replayed only into the database they belong to.
+   */
+  async databaseId(): Promise<string> {
+    const name = 'spend_database_id';
+    await this.db
+      .insertInto('gateway_settings')
+      .values({ name, value: randomUUID() })
+      .onConflict((conflict) => conflict.column('name').doNothing())
+      .execute();
+    const row = await this.db
+      .selectFrom('gateway_settings')
+      .select('value')
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
+    return row.value;
   }
 
   /** Accepts records durably into the outbox (a record already there is kept as it was). */
