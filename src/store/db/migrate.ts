@@ -15,6 +15,7 @@ import * as cacheEnabled from './migrations/0007-cache-enabled.ts';
 import * as tierPolicies from './migrations/0008-tier-policies.ts';
 import * as batches from './migrations/0009-batches.ts';
 import * as batchFinalizationLeases from './migrations/0010-batch-finalization-leases.ts';
+import * as batchFileChunks from './migrations/0011-batch-file-chunks.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0008-tier-policies': tierPolicies,
   '0009-batches': batches,
   '0010-batch-finalization-leases': batchFinalizationLeases,
+  '0011-batch-file-chunks': batchFileChunks,
 };
 
 export interface MigrationReport {
