@@ -1,12 +1,13 @@
 /**
  * The bytes of batch files in the `database` store (migration 0011): written as chunks of text cut
  * between characters, a statement of chunks at a time, under a pending mark, and made visible by the
- * row's insert; read back a window of chunks per query into a byte stream that runs the next query only
+ * row's insert; read back a window of chunks per query into a text stream that runs the next query only
  * when the reader has taken the last, so neither side ever holds more than a few chunks of a file,
  * whatever its size. A failed write removes what it wrote; what a dead process left is removed by the
  * sweep before the next write. Files are UTF-8 without NUL (uploads are checked line by line, outputs
  * are JSON); a chunk that is not is refused rather than stored altered.
  */
+import { isUtf8 } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Clock } from '../lib/clock.ts';
@@ -148,15 +149,11 @@ export class DatabaseFileBytes {
   }
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
 /** A chunk as the text the database stores; throws on bytes text cannot hold unchanged. */
 function chunkText(chunk: Buffer): string {
   if (chunk.includes(0))
     throw new Error('a batch file holds a NUL byte, which the database store cannot keep');
-  try {
-    return UTF8.decode(chunk);
-  } catch {
+  if (!isUtf8(chunk))
     throw new Error('a batch file is not valid UTF-8, which the database store keeps as text');
-  }
+  return chunk.toString('utf8');
 }

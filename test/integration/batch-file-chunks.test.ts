@@ -52,6 +52,8 @@ describe.each(await availableBackends())('the chunked database file store on %s'
   let backend: Backend;
   let database: Database;
   const queries: string[] = [];
+  /** Runs after each query (set by a test to act between two statements of the code under test). */
+  let afterQuery: ((sql: string) => void) | undefined;
   const clock = new ManualClock();
   const files = (chunks: BatchFilesOptions['chunks'], db = database) =>
     new BatchFiles({ db: db.db, store: 'database', clock, limits, chunks });
@@ -62,7 +64,10 @@ describe.each(await availableBackends())('the chunked database file store on %s'
       url: backend.databaseUrl,
       poolSize: 4,
       ...(backend.schema ? { schema: backend.schema } : {}),
-      onQuery: (sql) => queries.push(sql),
+      onQuery: (sql) => {
+        queries.push(sql);
+        afterQuery?.(sql);
+      },
     });
     await migrateToLatest(database);
   });
@@ -175,6 +180,19 @@ describe.each(await availableBackends())('the chunked database file store on %s'
     expect(await pendingMarks(id)).toBe(0);
   });
 
+  it('refuses a file holding a NUL byte (text cannot keep it), storing nothing', async () => {
+    const store = files({ chunkBytes: 16, writeChunks: 2, readChunks: 2 });
+    const id = 'file-with-nul';
+    const lines = (async function* () {
+      yield 'x'.repeat(40);
+      yield 'a\u0000b';
+    })();
+    await expect(store.writeOutput(owner, 'nul.jsonl', lines, id)).rejects.toThrow(/NUL byte/);
+    expect(await store.repository.get(id)).toBeUndefined();
+    expect(await chunkRows(id)).toEqual([]);
+    expect(await pendingMarks(id)).toBe(0);
+  });
+
   it("removes a dead writer's chunks at the next write once its mark is stale, not before", async () => {
     const store = files({ chunkBytes: 16, writeChunks: 2, readChunks: 2 });
     const dead = 'file-dead-writer';
@@ -211,6 +229,47 @@ describe.each(await availableBackends())('the chunked database file store on %s'
     );
     expect(await store.repository.get(id)).toBeUndefined();
     expect(await chunkRows(id)).toEqual([]);
+    expect(await pendingMarks(id)).toBe(0);
+  });
+
+  it('never leaves a visible file without its chunks when a sweep and the writer publishing it race', async () => {
+    const store = files({ chunkBytes: 16, writeChunks: 2, readChunks: 2 });
+    const id = 'file-raced';
+    const record = {
+      id,
+      owner_key_id: owner.keyId,
+      owner_team_id: null,
+      purpose: 'batch_output',
+      filename: 'raced.jsonl',
+      bytes: 5,
+      line_count: 1,
+      created_at: 1,
+      storage: 'database',
+      deleted_at: null,
+    };
+    // A writer slower than the bound: its mark is stale when it publishes, just as a sweep finds it.
+    await store.repository.chunks.begin(id, 1);
+    await store.repository.chunks.append(id, 0, ['race\n']);
+    let published: Promise<unknown> | undefined;
+    afterQuery = (sql) => {
+      if (published || !/^select .* from "batch_file_pending"/i.test(sql)) return;
+      published = store.repository.insertWritten(record).catch((error: Error) => error);
+    };
+    try {
+      await store.repository.chunks.sweep(clock.now());
+    } finally {
+      afterQuery = undefined;
+    }
+    const outcome = await published;
+    const row = await store.repository.get(id);
+    const chunks = await chunkRows(id);
+    // Whoever won, the file is whole or absent: published with its chunk, or refused with none left.
+    if (row) expect([outcome, chunks.map((chunk) => chunk.data)]).toEqual([undefined, ['race\n']]);
+    else
+      expect([String(outcome), chunks]).toEqual([
+        expect.stringMatching(/removed while it was being written/),
+        [],
+      ]);
     expect(await pendingMarks(id)).toBe(0);
   });
 

@@ -1,10 +1,10 @@
 /**
  * The chunks of `database`-stored batch files (text, each cut between characters) and the pending marks
- * beside them (migration 0011). A
- * file's chunks are written under a pending mark (the file's row does not exist yet, so nothing reads
- * them), and the row's insert removes the mark in the same transaction. A removal marks the file
- * pending again (since 0), then deletes its chunks a few at a time. Marks older than a bound are the
- * leftovers of a process that died mid-write or mid-removal: `sweep` removes their chunks.
+ * beside them (migration 0011). A file's chunks are written under a pending mark (the file's row does
+ * not exist yet, so nothing reads them), and the row's insert removes the mark in the same transaction.
+ * A removal marks the file pending again (since 0), then deletes its chunks a few at a time. Marks older
+ * than a bound are the leftovers of a process that died mid-write or mid-removal: `sweep` removes their
+ * chunks.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
@@ -66,6 +66,38 @@ export class BatchFileChunkRepository {
   /** Removes the file's chunks, under a pending mark until the last is gone (a crash leaves it to `sweep`). */
   async remove(fileId: string): Promise<void> {
     await markRemoving(this.db, fileId);
+    await this.removeMarked(fileId);
+  }
+
+  /**
+   * Removes the chunks of files marked pending before `beforeMs` (a writer or remover that died). Each
+   * mark is claimed first (turned into a removal while still stale): a writer that published its file
+   * meanwhile took the mark away, and its chunks stay.
+   */
+  async sweep(beforeMs: number): Promise<string[]> {
+    const stale = await this.db
+      .selectFrom('batch_file_pending')
+      .select('file_id')
+      .where('since', '<', beforeMs)
+      .limit(SWEEP_BATCH)
+      .execute();
+    const removed: string[] = [];
+    for (const { file_id: fileId } of stale) {
+      const claimed = await this.db
+        .updateTable('batch_file_pending')
+        .set({ since: 0 })
+        .where('file_id', '=', fileId)
+        .where('since', '<', beforeMs)
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) === 0) continue;
+      await this.removeMarked(fileId);
+      removed.push(fileId);
+    }
+    return removed;
+  }
+
+  /** Deletes the chunks of a file marked for removal a few at a time, then its mark. */
+  private async removeMarked(fileId: string): Promise<void> {
     for (;;) {
       const doomed = await this.db
         .selectFrom('batch_file_chunks')
@@ -88,18 +120,6 @@ export class BatchFileChunkRepository {
       await yieldToLoop();
     }
     await this.db.deleteFrom('batch_file_pending').where('file_id', '=', fileId).execute();
-  }
-
-  /** Removes the chunks of files marked pending before `beforeMs` (a writer or remover that died). */
-  async sweep(beforeMs: number): Promise<string[]> {
-    const stale = await this.db
-      .selectFrom('batch_file_pending')
-      .select('file_id')
-      .where('since', '<', beforeMs)
-      .limit(SWEEP_BATCH)
-      .execute();
-    for (const { file_id: fileId } of stale) await this.remove(fileId);
-    return stale.map((row) => row.file_id);
   }
 }
 
