@@ -1,17 +1,18 @@
 /**
  * Batch files (docs/batches.md): uploaded inputs, validated line by line before anything is stored, and
- * the output and error files the batch worker writes. Bytes live in the row (`database` store) or in the
- * directory store; rows remember which, so reads follow the row. Visibility: the key's team, else the
- * key alone; the master key sees every file and owns its uploads as `master`.
+ * the output and error files the batch worker writes. Bytes live in chunks in the database (`database`
+ * store, database-file-bytes.ts) or in the directory store; rows remember which, so reads follow the
+ * row. Both stores stream: no file is ever held whole. Visibility: the key's team, else the key alone;
+ * the master key sees every file and owns its uploads as `master`.
  */
-import { constants } from 'node:buffer';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Caller } from '../canonical/caller.ts';
 import type { GeneralSettings } from '../config/config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newBase62Id } from '../lib/random.ts';
 import { BatchFileDirectory } from '../store/batch-file-directory.ts';
+import type { ChunkReadScope } from '../store/db/repositories/batch-file-chunk-repository.ts';
 import {
   type BatchFileListRequest,
   type BatchFileRecord,
@@ -19,12 +20,9 @@ import {
 } from '../store/db/repositories/batch-file-repository.ts';
 import type { BatchViewer } from '../store/db/repositories/batch-visibility.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
-import {
-  type BatchInputLine,
-  type LineLimits,
-  MAX_BATCH_LINES,
-  readBatchLines,
-} from './batch-input-lines.ts';
+import { type LineLimits, MAX_BATCH_LINES, readBatchLines } from './batch-input-lines.ts';
+import { type ChunkSizes, DatabaseFileBytes, DEFAULT_CHUNK_SIZES } from './database-file-bytes.ts';
+import { fixedChunks } from './fixed-chunks.ts';
 
 export interface BatchFileOwner {
   keyId: string;
@@ -57,38 +55,27 @@ export interface BatchFilesOptions {
   store: string;
   clock: Clock;
   limits: LineLimits;
-  /**
-   * Largest output or error file the `database` store builds (general_settings.batch_file_max_bytes): its
-   * bytes are gathered in memory for the row, so a larger one is refused (BatchOutputTooLarge) instead
-   * of exhausting memory or V8's string limit. The directory store streams and has no such bound.
-   */
-  maxDatabaseOutputBytes?: number;
+  /** Chunking of the `database` store (tests make chunks small to cross their boundaries). */
+  chunks?: Partial<ChunkSizes>;
 }
 
-/** A worker's output file would exceed what the `database` store builds in memory. */
-export class BatchOutputTooLarge extends Error {
-  readonly limit: number;
-
-  constructor(limit: number) {
-    super(
-      `The batch's output is larger than ${limit} bytes (general_settings.batch_file_max_bytes), more than the 'database' file store builds in memory; set general_settings.batch_file_store to a directory to store larger outputs.`,
-    );
-    this.name = 'BatchOutputTooLarge';
-    this.limit = limit;
-  }
-}
+/** Bytes per write of the directory store (a read stream's default piece). */
+const DIRECTORY_WRITE_BYTES = 64 * 1024;
 
 export class BatchFiles {
   readonly repository: BatchFileRepository;
   readonly limits: LineLimits;
   private readonly directory: BatchFileDirectory | undefined;
+  private readonly database: DatabaseFileBytes;
   private readonly clock: Clock;
-  private readonly maxDatabaseOutputBytes: number;
 
   constructor(options: BatchFilesOptions) {
-    this.maxDatabaseOutputBytes = options.maxDatabaseOutputBytes ?? 200 * 1024 * 1024;
     this.repository = new BatchFileRepository(options.db);
     this.directory = options.store === 'database' ? undefined : new BatchFileDirectory(options.store);
+    this.database = new DatabaseFileBytes(this.repository, options.clock, {
+      ...DEFAULT_CHUNK_SIZES,
+      ...options.chunks,
+    });
     this.clock = options.clock;
     this.limits = options.limits;
   }
@@ -98,7 +85,7 @@ export class BatchFiles {
     let lines = 0;
     for await (const _line of readBatchLines(upload.open(), this.limits)) lines++;
     const id = newBase62Id('file-');
-    return this.store(owner, id, 'batch', upload.filename, lines, upload.open());
+    return this.store(owner, id, 'batch', upload.filename, () => lines, upload.open());
   }
 
   /**
@@ -118,9 +105,8 @@ export class BatchFiles {
         yield Buffer.from(`${line}\n`);
       }
     }
-    const record = await this.store(owner, id, 'batch_output', filename, 0, withNewlines());
-    await this.repository.setLineCount(id, count);
-    return { ...record, line_count: count };
+    // The count is final once the lines are written, before the row is inserted.
+    return this.store(owner, id, 'batch_output', filename, () => count, withNewlines());
   }
 
   /** The file when it exists, is not deleted, and the viewer may see it. */
@@ -132,20 +118,17 @@ export class BatchFiles {
     return this.repository.list(viewer, request);
   }
 
-  /** The file's bytes as a stream (the directory store streams from disk). */
-  async content(file: BatchFileRecord): Promise<Readable> {
+  /**
+   * The file's bytes as a stream, read as the consumer takes them. `scope`: the transaction the caller
+   * holds while it reads (SQLite has one connection: a read outside it would wait for it forever).
+   */
+  content(file: BatchFileRecord, scope?: ChunkReadScope): Readable {
     if (file.storage === 'directory') {
       if (!this.directory)
         throw new Error(`batch file ${file.id} is in a directory store, but batch_file_store is 'database'`);
       return this.directory.open(file.id);
     }
-    const text = (await this.repository.content(file.id)) ?? '';
-    return Readable.from([Buffer.from(text)]);
-  }
-
-  /** The requests of a stored input file, parsed again (the batch side turns them into items). */
-  async *inputLines(file: BatchFileRecord): AsyncGenerator<BatchInputLine> {
-    yield* readBatchLines(await this.content(file), this.limits);
+    return this.database.read(file, scope);
   }
 
   /** Marks the file deleted and removes its bytes; false when there was no such live file. */
@@ -153,13 +136,17 @@ export class BatchFiles {
     const file = await this.repository.get(id);
     if (!file || file.deleted_at !== null) return false;
     const deleted = await this.repository.markDeleted(id, this.seconds());
-    if (deleted && file.storage === 'directory') await this.directory?.delete(id);
-    return deleted;
+    if (!deleted) return false;
+    if (file.storage === 'directory') await this.directory?.delete(id);
+    // Also for a directory file: it clears the removal mark markDeleted set.
+    await this.database.remove(id);
+    return true;
   }
 
   /** Removes the bytes a worker may have left for `id` (whole or half-written) when it has no row. */
   async discardBytes(id: string): Promise<void> {
     await this.directory?.delete(id);
+    await this.database.remove(id);
   }
 
   private async store(
@@ -167,43 +154,35 @@ export class BatchFiles {
     id: string,
     purpose: 'batch' | 'batch_output',
     filename: string,
-    lineCount: number,
+    lineCount: () => number,
     chunks: AsyncIterable<Uint8Array>,
   ): Promise<BatchFileRecord> {
-    const base = {
+    const createdAt = this.seconds();
+    const record = (bytes: number, storage: 'database' | 'directory'): BatchFileRecord => ({
       id,
       owner_key_id: owner.keyId,
       owner_team_id: owner.teamId,
       purpose,
       filename,
-      line_count: lineCount,
-      created_at: this.seconds(),
+      bytes,
+      line_count: lineCount(),
+      created_at: createdAt,
+      storage,
       deleted_at: null,
-    };
-    if (this.directory) {
-      const bytes = await this.directory.put(id, chunks);
-      const record: BatchFileRecord = { ...base, bytes, storage: 'directory' };
-      try {
-        await this.repository.insert(record, null);
-      } catch (error) {
-        await this.directory.delete(id).catch(() => {});
-        throw error;
-      }
-      return record;
+    });
+    if (!this.directory) return this.database.write(id, chunks, (bytes) => record(bytes, 'database'));
+    // Pieces of a disk write's size, not a write per line of a worker's output.
+    const stored = record(
+      await this.directory.put(id, fixedChunks(chunks, DIRECTORY_WRITE_BYTES)),
+      'directory',
+    );
+    try {
+      await this.repository.insert(stored);
+    } catch (error) {
+      await this.directory.delete(id).catch(() => {});
+      throw error;
     }
-    const parts: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of chunks) {
-      size += chunk.byteLength;
-      // Uploads are bounded before they get here; a worker's output is bounded here, while it is built.
-      if (purpose === 'batch_output' && size > this.maxDatabaseOutputBytes)
-        throw new BatchOutputTooLarge(this.maxDatabaseOutputBytes);
-      parts.push(Buffer.from(chunk));
-    }
-    const content = Buffer.concat(parts);
-    const record: BatchFileRecord = { ...base, bytes: content.length, storage: 'database' };
-    await this.repository.insert(record, content.toString('utf8'));
-    return record;
+    return stored;
   }
 
   private seconds(): number {
@@ -213,10 +192,7 @@ export class BatchFiles {
 
 /** The gateway's batch files, or undefined while batches are disabled. */
 export function createBatchFiles(
-  general: Pick<
-    GeneralSettings,
-    'embeddings_batch_enabled' | 'batch_file_store' | 'batch_file_max_bytes' | 'max_request_body_bytes'
-  >,
+  general: Pick<GeneralSettings, 'embeddings_batch_enabled' | 'batch_file_store' | 'max_request_body_bytes'>,
   db: Kysely<DatabaseSchema>,
   clock: Clock,
 ): BatchFiles | undefined {
@@ -225,8 +201,6 @@ export function createBatchFiles(
     db,
     store: general.batch_file_store,
     clock,
-    // The row's text is one JS string: never more than V8 can make, whatever the setting says.
-    maxDatabaseOutputBytes: Math.min(general.batch_file_max_bytes, constants.MAX_STRING_LENGTH),
     limits: {
       maxLines: MAX_BATCH_LINES,
       maxLineBytes: general.max_request_body_bytes,

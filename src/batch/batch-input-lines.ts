@@ -37,9 +37,9 @@ export interface LineLimits {
 
 const NEWLINE = 0x0a;
 
-/** Yields the file's requests in order, or throws the first line's problem. */
+/** Yields the file's requests in order, or throws the first line's problem; text chunks are UTF-8. */
 export async function* readBatchLines(
-  source: AsyncIterable<Uint8Array>,
+  source: AsyncIterable<Uint8Array | string>,
   limits: LineLimits,
 ): AsyncGenerator<BatchInputLine> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -68,7 +68,10 @@ export async function* readBatchLines(
     return { index: index++, lineNumber, ...line };
   };
   for await (const chunk of source) {
-    let buffer = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let buffer =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, 'utf8')
+        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     for (let newline = buffer.indexOf(NEWLINE); newline !== -1; newline = buffer.indexOf(NEWLINE)) {
       const head = buffer.subarray(0, newline);
       const bytes = pending.length ? Buffer.concat([...pending, head]) : head;

@@ -3,9 +3,8 @@
  * left out however many there are) moves validating → in_progress, closes its unrun items when past its
  * window or cancelling, and finalizes once nothing is left to run. Each batch is handled on its own: an
  * error on one (a failing file store, a database hiccup) is collected and the round goes on to the
- * others. A batch whose finalization fails MAX_FINALIZATION_ATTEMPTS times on this worker, or whose
- * output the `database` store refuses as too large, ends `failed` with `errors` saying why, instead of
- * being retried forever.
+ * others. A batch whose finalization fails MAX_FINALIZATION_ATTEMPTS times on this worker ends `failed`
+ * with `errors` saying why, instead of being retried forever.
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../lib/clock.ts';
@@ -13,7 +12,7 @@ import { BatchFinalizationRepository } from '../store/db/repositories/batch-fina
 import type { BatchItemLeaseRepository } from '../store/db/repositories/batch-item-lease-repository.ts';
 import type { BatchRepository } from '../store/db/repositories/batch-repository.ts';
 import type { DatabaseSchema } from '../store/db/tables.ts';
-import { type BatchFiles, BatchOutputTooLarge } from './batch-files.ts';
+import type { BatchFiles } from './batch-files.ts';
 import { type FinalizedBatch, finalizationFileIds, finalizeBatch } from './batch-finalizer.ts';
 import { NOT_RUN } from './batch-lines.ts';
 import { type BatchErrorEntry, runsItems } from './batch-object.ts';
@@ -158,17 +157,15 @@ export class BatchLifecycle {
   }
 
   /**
-   * Counts a failed finalization; an output too large for the `database` store, or the last allowed
-   * attempt, fails the batch. The failed attempt still holds its lease (so attempts are a lease period
-   * apart, and no other worker finalizes meanwhile): the batch fails under that lease's token.
+   * Counts a failed finalization; the last allowed attempt fails the batch. The failed attempt still
+   * holds its lease (so attempts are a lease period apart, and no other worker finalizes meanwhile): the
+   * batch fails under that lease's token.
    */
   private async finalizationFailed(batch: ScannedBatch, error: unknown): Promise<void> {
     const attempts = (this.failures.get(batch.id) ?? 0) + 1;
     this.failures.set(batch.id, attempts);
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof BatchOutputTooLarge)
-      await this.fail(batch, { code: 'output_too_large', message, param: null, line: null });
-    else if (attempts >= MAX_FINALIZATION_ATTEMPTS)
+    if (attempts >= MAX_FINALIZATION_ATTEMPTS)
       await this.fail(batch, {
         code: 'finalization_failed',
         message: `Writing the batch's output and error files failed ${attempts} times; the last error: ${message}`,

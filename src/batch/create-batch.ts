@@ -1,9 +1,10 @@
 /**
- * Creates a batch from a visible input file: its lines are read again from the store and written as
+ * Creates a batch from a visible input file: its lines are streamed again from the store and written as
  * `batch_items` in bounded chunks inside one transaction (batch-repository createFromItems), so memory
  * does not grow with the file and a refusal (a line whose url is not the batch's endpoint) leaves no
  * half-created batch. The batch starts `validating` with a 24-hour window.
  */
+import type { Readable } from 'node:stream';
 import type { Clock } from '../lib/clock.ts';
 import { errors } from '../lib/error-catalogue.ts';
 import { newBase62Id } from '../lib/random.ts';
@@ -64,13 +65,15 @@ export async function createBatch(
     cancelled_at: null,
     finalized: 0,
   };
-  // Opened before the transaction: the items are read while it holds SQLite's only connection.
-  const source = await deps.files.content(file);
+  let source: Readable | undefined;
   try {
-    const lines = readBatchLines(source, deps.files.limits);
-    record.total = await deps.batches.createFromItems(record, items(lines, request.endpoint));
+    record.total = await deps.batches.createFromItems(record, (scope) => {
+      // Read through the transaction that inserts the items: it holds SQLite's only connection.
+      source = deps.files.content(file, scope);
+      return items(readBatchLines(source, deps.files.limits), request.endpoint);
+    });
   } finally {
-    source.destroy();
+    source?.destroy();
   }
   return record;
 }

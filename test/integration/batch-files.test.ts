@@ -1,7 +1,8 @@
 /**
  * Batch files (docs/batches.md) through a real gateway with batches turned on by the test-only switch,
  * on SQLite and PostgreSQL: the openai SDK's files.create / retrieve / content / list / delete, hostile
- * input files refused with the line and field named and nothing stored, and visibility between teams.
+ * input files refused with the line and field named and nothing stored (no row, chunk or pending mark),
+ * and visibility between teams.
  */
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,14 +51,24 @@ describe.each(await availableBackends())('batch files on %s', (_name, makeBacken
     await backend?.cleanup();
   });
 
-  /** Uploaded files (not the output files a batch of another test may be writing meanwhile). */
+  /**
+   * Rows, chunks and pending marks of uploaded files (not of the output files, `file-batch_…`, a batch
+   * of another test may be writing meanwhile): anything an upload stored, whole or in part.
+   */
   async function storedRows(): Promise<number> {
-    const row = await gateway.gateway.database.db
-      .selectFrom('batch_files')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('purpose', '=', 'batch')
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+    const { db } = gateway.gateway.database;
+    const count = async (table: 'batch_files' | 'batch_file_chunks' | 'batch_file_pending') => {
+      const column = table === 'batch_files' ? 'id' : 'file_id';
+      const row = await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where(column, 'not like', 'file-batch%')
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    };
+    return (
+      (await count('batch_files')) + (await count('batch_file_chunks')) + (await count('batch_file_pending'))
+    );
   }
 
   it('uploads, retrieves, downloads, lists and deletes with the openai SDK', async () => {

@@ -2,7 +2,7 @@
  * The batch rows of migration 0009 on SQLite and PostgreSQL: a batch and its items are created together
  * (more items than one INSERT chunk), read back with numbers as numbers, listed newest first with a
  * cursor under the visibility rule (team, else key; master all), and updated with a status
- * compare-and-set; batch_files rows list and delete the same way.
+ * compare-and-set; batch_files rows (their bytes in chunks) list and delete the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.ts';
@@ -126,7 +126,7 @@ describe.each(await availableBackends())('batch repositories on %s', (_name, mak
     expect((await batches.listByStatus(['in_progress'], 10)).map((row) => row.id)).toEqual(['batch_t1']);
   });
 
-  it('keeps batch_files rows: content, visibility, soft delete', async () => {
+  it('keeps batch_files rows: chunks, visibility, soft delete', async () => {
     const row = {
       id: 'file-1',
       owner_key_id: 'k1',
@@ -139,13 +139,17 @@ describe.each(await availableBackends())('batch repositories on %s', (_name, mak
       storage: 'database',
       deleted_at: null,
     };
-    await files.insert(row, '{}\n');
-    expect(await files.content('file-1')).toBe('{}\n');
+    await files.chunks.begin('file-1', 1_000);
+    await files.chunks.append('file-1', 0, ['{}\n']);
+    await files.insertWritten(row);
+    const text = async () => (await files.chunks.read('file-1', 0, 10)).map((chunk) => chunk.text).join('');
+    expect(await text()).toBe('{}\n');
     expect(await files.getVisible('file-1', { keyId: 'k5', teamId: 'team-a' })).toEqual(row);
     expect(await files.getVisible('file-1', { keyId: 'k1', teamId: null })).toBeUndefined();
     expect(await files.markDeleted('file-1', 9)).toBe(true);
     expect(await files.markDeleted('file-1', 9)).toBe(false);
-    expect(await files.content('file-1')).toBeNull();
+    await files.chunks.remove('file-1');
+    expect(await text()).toBe('');
     expect(await files.get('file-1')).toMatchObject({ deleted_at: 9 });
     expect((await files.list({ all: true }, { limit: 10 })).items).toEqual([]);
   });

@@ -2,10 +2,11 @@
  * A worker round survives what goes wrong with one batch, on SQLite and PostgreSQL (issue 15 review):
  * a batch whose output file cannot be written does not stop the others (a batch created after it still
  * runs and finalizes); after MAX_FINALIZATION_ATTEMPTS failed attempts (a lease period apart) it ends
- * `failed` with `errors` saying why and no file left; an output larger than the `database` store builds
- * in memory fails the batch naming the directory store; readiness fails while rounds keep failing, and
+ * `failed` with `errors` saying why and no file left; an output of many chunks is streamed into the
+ * `database` store and the batch completes; readiness fails while rounds keep failing, and
  * stays up through a long finalization that makes progress.
  */
+import { text } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
 import { BatchFiles } from '../../src/batch/batch-files.ts';
 import { MAX_FINALIZATION_ATTEMPTS } from '../../src/batch/batch-lifecycle.ts';
@@ -81,22 +82,35 @@ describe.each(await availableBackends())('batch worker faults on %s', (_name, ma
     await run.tick(); // a failed batch is finished: nothing more happens to it
   });
 
-  it('fails a batch whose output is larger than the database store builds, naming the directory store', async () => {
-    const small = new BatchFiles({
+  it('writes an output of many chunks as a stream and completes the batch (no output is too large to build)', async () => {
+    // Before issue 25 the database store built an output in memory and failed a batch past a bound.
+    const chunked = new BatchFiles({
       db: h.db.db,
       store: 'database',
       clock: h.clock,
       limits: { maxLines: 10, maxLineBytes: 10_000, lineSetting: 'batch_line_max_bytes' },
-      maxDatabaseOutputBytes: 200,
+      chunks: { chunkBytes: 64, readChunks: 2 },
     });
-    await h.createBatch('too_big', ['x'.repeat(300)]);
-    await expect(h.worker({ files: small }).tick()).rejects.toThrow('larger than 200 bytes');
-    const batch = await h.batches.get('too_big');
-    expect(batch).toMatchObject({ status: 'failed', finalized: 1, output_file_id: null });
-    const [entry] = JSON.parse(batch!.errors!);
-    expect(entry).toMatchObject({ code: 'output_too_large', line: null, param: null });
-    expect(entry.message).toContain('general_settings.batch_file_store');
-    expect(await fileRows('too_big')).toEqual([]);
+    const contents = ['x'.repeat(300), 'é€😀'.repeat(40)];
+    await h.createBatch('many_chunks', contents);
+    await h.worker({ files: chunked }).tick();
+    const batch = await h.batches.get('many_chunks');
+    expect(batch).toMatchObject({ status: 'completed', completed: 2, errors: null });
+    const file = await chunked.get(batch!.output_file_id!, { all: true });
+    const chunks = await h.db.db
+      .selectFrom('batch_file_chunks')
+      .select('data')
+      .where('file_id', '=', file!.id)
+      .execute();
+    const sizes = chunks.map((chunk) => Buffer.byteLength(chunk.data));
+    expect(sizes.length).toBeGreaterThanOrEqual(Math.ceil(file!.bytes / 64));
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(file!.bytes);
+    const lines = (await text(chunked.content(file!)))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.response.body.echo)).toEqual(contents);
+    expect(file!.line_count).toBe(2);
   });
 
   it('readiness fails while rounds keep failing, and only completed rounds count as beats', async () => {

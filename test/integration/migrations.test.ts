@@ -27,7 +27,7 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
     }
     const reports = await Promise.all(databases.map((database) => migrateToLatest(database)));
     const applied = reports.map((report) => report.applied.length).sort();
-    expect(applied).toEqual([0, 0, 0, 13]);
+    expect(applied).toEqual([0, 0, 0, 14]);
   });
 
   it('creates its own bookkeeping tables even when another schema of the database has them', async () => {
@@ -48,6 +48,7 @@ describe.runIf(await realBackendsAvailable())('migrations on PostgreSQL', () => 
         '0011-spend-usage-estimated',
         '0012-key-creator-lineage',
         '0013-mcp-policy-ceiling',
+        '0014-batch-file-chunks',
       ]);
       expect((await migrateToLatest(database)).applied).toEqual([]);
     } finally {

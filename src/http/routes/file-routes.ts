@@ -164,7 +164,7 @@ export function registerFileRoutes(
       },
       async (request, reply) => {
         const file = await visibleFile(files(), request.caller, request.params.file_id);
-        const stream = await files().content(file);
+        const stream = files().content(file);
         return reply
           .type('application/octet-stream')
           .header('content-length', file.bytes)

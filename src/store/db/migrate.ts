@@ -20,6 +20,7 @@ import * as batchFinalizationLeases from './migrations/0010-batch-finalization-l
 import * as spendUsageEstimated from './migrations/0011-spend-usage-estimated.ts';
 import * as keyCreatorLineage from './migrations/0012-key-creator-lineage.ts';
 import * as mcpPolicyCeiling from './migrations/0013-mcp-policy-ceiling.ts';
+import * as batchFileChunks from './migrations/0014-batch-file-chunks.ts';
 
 const migrations: Record<string, Migration> = {
   '0001-identities': identities,
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0011-spend-usage-estimated': spendUsageEstimated,
   '0012-key-creator-lineage': keyCreatorLineage,
   '0013-mcp-policy-ceiling': mcpPolicyCeiling,
+  '0014-batch-file-chunks': batchFileChunks,
 };
 
 export interface MigrationReport {

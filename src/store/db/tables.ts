@@ -103,6 +103,8 @@ export interface DatabaseSchema {
   batches: BatchesTable;
   batch_items: BatchItemsTable;
   batch_finalizations: BatchFinalizationsTable;
+  batch_file_chunks: BatchFileChunksTable;
+  batch_file_pending: BatchFilePendingTable;
 }
 
 /** Batch input, output and error files (migration 0009). Times are epoch seconds. */
@@ -116,10 +118,24 @@ export interface BatchFilesTable {
   bytes: number;
   line_count: number;
   created_at: number;
-  /** `database` (bytes in `content`) or `directory` (a file under general_settings.batch_file_store). */
+  /** `database` (bytes in `batch_file_chunks`) or `directory` (a file under general_settings.batch_file_store). */
   storage: string;
+  /** The whole text of a file stored before migration 0011 (kept for older replicas; never written now). */
   content: string | null;
   deleted_at: number | null;
+}
+
+/** The text of a `database`-stored file, in pieces numbered from 0, each cut between characters (migration 0011). */
+export interface BatchFileChunksTable {
+  file_id: string;
+  seq: number;
+  data: string;
+}
+
+/** Files whose chunks are being written or removed, since `since` (epoch ms; migration 0011). */
+export interface BatchFilePendingTable {
+  file_id: string;
+  since: number;
 }
 
 /** One batch (migration 0009): OpenAI's batch object; `*_at` are epoch seconds, JSON columns are text. */

@@ -1,9 +1,15 @@
 /**
- * Rows of `batch_files` (migration 0009). The bytes live in `content` (database store) or in the
- * directory store; this repository only moves rows. Ids are `file-` + 24 base62 characters.
+ * Rows of `batch_files` (migration 0009); the bytes of the `database` store are chunks
+ * (batch-file-chunk-repository.ts, migration 0011), those of the directory store files on disk. Ids are
+ * `file-` + 24 base62 characters.
  */
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { BatchFilesTable, DatabaseSchema } from '../tables.ts';
+import {
+  BatchFileChunkRepository,
+  type ChunkReadScope,
+  markRemoving,
+} from './batch-file-chunk-repository.ts';
 import { type BatchViewer, canSee, olderThan, visibleTo } from './batch-visibility.ts';
 
 export type BatchFileRecord = Omit<BatchFilesTable, 'content'>;
@@ -30,19 +36,49 @@ const META = [
   'deleted_at',
 ] as const;
 
+/** The chunks of a file were removed while it was written (a sweep took it for a dead writer's). */
+export class ChunksRemoved extends Error {
+  constructor(id: string) {
+    super(`the chunks of batch file ${id} were removed while it was being written`);
+    this.name = 'ChunksRemoved';
+  }
+}
+
 export class BatchFileRepository {
+  readonly chunks: BatchFileChunkRepository;
   private readonly db: Kysely<DatabaseSchema>;
 
   constructor(db: Kysely<DatabaseSchema>) {
     this.db = db;
+    this.chunks = new BatchFileChunkRepository(db);
   }
 
-  /** `content` is the whole text for the database store, null for the directory store. */
-  async insert(file: BatchFileRecord, content: string | null): Promise<void> {
+  /** The row of a file whose bytes are already in place (the directory store). */
+  async insert(file: BatchFileRecord): Promise<void> {
     await this.db
       .insertInto('batch_files')
-      .values({ ...file, content })
+      .values({ ...file, content: null })
       .execute();
+  }
+
+  /**
+   * The row of a file whose chunks were written under a pending mark (chunks.begin), and the mark's
+   * removal, in one transaction: the file becomes visible whole. Throws ChunksRemoved (inserting
+   * nothing) when the mark is gone or turned into a removal.
+   */
+  async insertWritten(file: BatchFileRecord): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const ended = await trx
+        .deleteFrom('batch_file_pending')
+        .where('file_id', '=', file.id)
+        .where('since', '>', 0)
+        .executeTakeFirst();
+      if (Number(ended.numDeletedRows) !== 1) throw new ChunksRemoved(file.id);
+      await trx
+        .insertInto('batch_files')
+        .values({ ...file, content: null })
+        .execute();
+    });
   }
 
   /** The row (deleted ones included, so a caller can tell "gone" from "never was"). */
@@ -57,9 +93,12 @@ export class BatchFileRepository {
     return row && row.deleted_at === null && canSee(viewer, row) ? row : undefined;
   }
 
-  /** The stored text of a database-stored file (null for the directory store or a deleted file). */
-  async content(id: string): Promise<string | null> {
-    const row = await this.db
+  /**
+   * The whole text of a file stored in its row (null when it has none, or is deleted): only files an
+   * older replica wrote after migration 0011 copied the others into chunks.
+   */
+  async rowContent(id: string, scope: ChunkReadScope = this.db): Promise<string | null> {
+    const row = await scope
       .selectFrom('batch_files')
       .select(['content'])
       .where('id', '=', id)
@@ -92,20 +131,23 @@ export class BatchFileRepository {
     return { items: rows.slice(0, request.limit).map(toRecord), hasMore: rows.length > request.limit };
   }
 
-  /** Sets the line count of a file written as a stream (known only at its end). */
-  async setLineCount(id: string, lineCount: number): Promise<void> {
-    await this.db.updateTable('batch_files').set({ line_count: lineCount }).where('id', '=', id).execute();
-  }
-
-  /** Marks the file deleted and drops database-stored bytes; false when it was not there. */
+  /**
+   * Marks the file deleted (and clears a row's own text); for the `database` store its chunks are marked
+   * for removal in the same transaction, so a crash before `chunks.remove` leaves them to the sweep.
+   * False when there was no such live file.
+   */
   async markDeleted(id: string, now: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('batch_files')
-      .set({ deleted_at: now, content: null })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('batch_files')
+        .set({ deleted_at: now, content: null })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      await markRemoving(trx, id);
+      return true;
+    });
   }
 }
 

@@ -58,16 +58,20 @@ export class BatchRepository {
   }
 
   /**
-   * Inserts the batch and the items read from `items`, ITEM_CHUNK rows at a time (memory stays bounded
+   * Inserts the batch and the items `items` reads, ITEM_CHUNK rows at a time (memory stays bounded
    * however long the input), in one transaction: a throw from `items` leaves nothing. `batch.total` is
-   * set to the number of items read. `items` must not use the database (SQLite has one connection).
+   * set to the number of items read. `items` is given the transaction to read through: a query outside
+   * it would wait for it forever on SQLite's one connection (and on a PostgreSQL pool of one).
    */
-  async createFromItems(batch: BatchRecord, items: AsyncIterable<NewBatchItem>): Promise<number> {
+  async createFromItems(
+    batch: BatchRecord,
+    items: (scope: Kysely<DatabaseSchema>) => AsyncIterable<NewBatchItem>,
+  ): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       await trx.insertInto('batches').values(batch).execute();
       let chunk: NewBatchItem[] = [];
       let total = 0;
-      for await (const item of items) {
+      for await (const item of items(trx)) {
         chunk.push(item);
         total++;
         if (chunk.length === ITEM_CHUNK) {
