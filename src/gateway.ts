@@ -54,7 +54,6 @@ import { BatchRepository } from './store/db/repositories/batch-repository.ts';
 import { ConsoleOverviewRepository } from './store/db/repositories/console-overview-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
 import { createSharedStore } from './store/shared/create-shared-store.ts';
-import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
 import type { SharedStore } from './store/shared/shared-store.ts';
 
 export interface GatewayOptions {
@@ -228,11 +227,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const admission = new CallerAdmission({
     rejections,
     store,
-    fallback: store.kind === 'memory' ? store : new MemorySharedStore(clock),
     degradedMode: general.redis_degraded_mode,
     metrics,
     logger,
-    slotLeaseMs: general.request_timeout_seconds * 1000 + 30_000,
+    clock,
     tiers: tierPolicies,
   });
   const budgetReconciler = new BudgetReconciler({
@@ -379,6 +377,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await spend.close();
       await mcp.close();
       await rejections.close(); // the last second's refusals, before the store goes
+      admission.close();
       await store.close();
       if (telemetry !== database) await telemetry.close();
       await database.close();

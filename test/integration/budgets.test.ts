@@ -66,7 +66,6 @@ describe.each(await availableBackends())('budgets on %s', (_name, makeBackend) =
       degradedMode: 'fail_open',
       metrics: createMetrics({ collectProcessMetrics: false }),
       logger,
-      slotLeaseMs: 60_000,
     });
   }
 

@@ -1,11 +1,25 @@
 /**
  * A Redis command bounded in time. The timeout is checked after the event loop has had a chance to
  * read pending replies, so a busy loop does not turn answered commands into false timeouts. Every
- * failure becomes a SharedStoreUnavailableError.
+ * failure becomes a SharedStoreUnavailableError; a timeout says whether the store stayed silent
+ * (nothing came back on the connection since the command was sent: it hangs) or was only slow (other
+ * replies kept arriving), and an answer that comes after the timeout goes to `onLate`.
  */
 import { SharedStoreUnavailableError } from './shared-store.ts';
 
-export function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+export interface TimeoutOptions<T> {
+  /** performance.now() of the last reply the connection delivered; without it a timeout is `silent`. */
+  lastReplyAt?: () => number;
+  /** Receives the value of a command that answered after its timeout (to undo what it did). */
+  onLate?: (value: T) => void;
+}
+
+export function withTimeout<T>(
+  promise: Promise<T>,
+  timeoutMs: number,
+  options: TimeoutOptions<T> = {},
+): Promise<T> {
+  const sentAt = performance.now();
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(() => {
@@ -13,12 +27,21 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<
       setImmediate(() => {
         if (settled) return;
         settled = true;
-        reject(new SharedStoreUnavailableError(`no answer within ${timeoutMs} ms`));
+        const silent = options.lastReplyAt === undefined || options.lastReplyAt() < sentAt;
+        reject(
+          new SharedStoreUnavailableError(
+            `no answer within ${timeoutMs} ms${silent ? ' (nothing came back since it was sent)' : ''}`,
+            silent ? 'silent' : 'slow',
+          ),
+        );
       });
     }, timeoutMs);
     promise.then(
       (value) => {
-        if (settled) return;
+        if (settled) {
+          options.onLate?.(value);
+          return;
+        }
         settled = true;
         clearTimeout(timer);
         resolve(value);
