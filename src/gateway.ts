@@ -227,7 +227,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const admission = new CallerAdmission({
     rejections,
     store,
-    degradedMode: general.redis_degraded_mode,
+    settings: general,
     metrics,
     logger,
     clock,

@@ -203,6 +203,7 @@ export const GeneralSettingsSchema = Type.Object(
     mcp_tool_loop_max_iterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
     mcp_catalog_refresh_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
     budget_reconcile_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
+    budget_reservation_default_max_tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
     mcp_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     upstream_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     response_cache: Type.Optional(ResponseCacheSchema),

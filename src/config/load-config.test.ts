@@ -107,7 +107,7 @@ describe('configuration loading', () => {
     );
     expect(issues).toHaveLength(21);
     expect(issues).toContain(
-      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, batch_file_store, batch_file_max_bytes, batch_lease_seconds, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, max_upload_bytes, max_upload_spool_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, console_enabled, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, mcp_allowed_hosts, upstream_allowed_hosts, response_cache, audit_retention_days)',
+      'general_settings.unknown_key_18: unknown key (known keys: master_key, salt_key, database_url, database_pool_size, redis_url, redis_degraded_mode, redis_command_timeout_ms, redis_key_prefix, spend_ingestion_mode, telemetry_database_url, spend_finalization_timeout_ms, embeddings_batch_enabled, batch_file_store, batch_file_max_bytes, batch_lease_seconds, cache_invalidation_worker_enabled, tier_policy_mode, tier_policy_missing_service_mode, auth_cache_ttl_seconds, max_request_body_bytes, max_upload_bytes, max_upload_spool_bytes, request_timeout_seconds, body_read_timeout_seconds, shutdown_grace_seconds, shutdown_pre_stop_seconds, request_logging, console_enabled, mcp_tool_loop_max_iterations, mcp_catalog_refresh_interval_seconds, budget_reconcile_interval_seconds, budget_reservation_default_max_tokens, mcp_allowed_hosts, upstream_allowed_hosts, response_cache, audit_retention_days)',
     );
     expect(issues.some((issue) => issue.startsWith('general_settings.max_request_body_bytes:'))).toBe(true);
     expect(issues.some((issue) => issue.startsWith('router_settings.num_retries:'))).toBe(true);
@@ -139,9 +139,30 @@ describe('configuration loading', () => {
     });
     expect(config.general_settings).toMatchObject({
       redis_degraded_mode: 'fail_open',
+      redis_command_timeout_ms: 1000,
       spend_ingestion_mode: 'legacy',
       embeddings_batch_enabled: false,
+      budget_reservation_default_max_tokens: 4096,
     });
+  });
+
+  it.each([-1, 1.5, '"4096"', 10_000_001, 'null', '1e400', '"\\u0000"'])(
+    'refuses budget_reservation_default_max_tokens: %s, naming it',
+    (value) => {
+      expect(issuesOf(`general_settings:\n  budget_reservation_default_max_tokens: ${value}\n`)).toEqual([
+        'general_settings.budget_reservation_default_max_tokens: must be an integer from 0 to 10000000',
+      ]);
+    },
+  );
+
+  it('takes a budget_reservation_default_max_tokens from 0 to 10,000,000', () => {
+    for (const value of [0, 10_000_000]) {
+      const config = parseConfig(
+        `general_settings:\n  budget_reservation_default_max_tokens: ${value}\n`,
+        base,
+      );
+      expect(config.general_settings.budget_reservation_default_max_tokens).toBe(value);
+    }
   });
 
   it('names the exact path of a value of the wrong kind', () => {

@@ -48,6 +48,7 @@ const SHOWN_GENERAL = [
   'mcp_tool_loop_max_iterations',
   'mcp_catalog_refresh_interval_seconds',
   'budget_reconcile_interval_seconds',
+  'budget_reservation_default_max_tokens',
   'mcp_allowed_hosts',
   'upstream_allowed_hosts',
   'response_cache',

@@ -31,14 +31,16 @@ export class AdmissionSender {
   }
 
   /** Sends to the shared store; once it is down, to the fallback (fail_open) or nowhere (fail_closed). */
-  async send<T>(operation: (store: SharedStore) => Promise<T>): Promise<{ response: T; store: SharedStore }> {
+  async send<T>(
+    operation: (store: SharedStore, signal: AbortSignal) => Promise<T>,
+  ): Promise<{ response: T; store: SharedStore }> {
     const { store, fallback, degradedMode, health } = this.options;
     const answered = await this.attempt(operation);
     if (answered) return { response: answered.response, store };
     this.options.metrics.rateLimitStoreErrors.inc();
     if (degradedMode === 'fail_closed') throw storeUnavailable();
     health.decidedLocally();
-    return { response: await operation(fallback), store: fallback };
+    return { response: await operation(fallback, health.downSignal), store: fallback };
   }
 
   /**
@@ -46,7 +48,7 @@ export class AdmissionSender {
    * one that cannot keep output counters, answers 503 output_tpm_unavailable whatever the degraded mode.
    */
   async sendGoverned<T>(
-    operation: (store: SharedStore) => Promise<T>,
+    operation: (store: SharedStore, signal: AbortSignal) => Promise<T>,
   ): Promise<{ response: T; store: SharedStore }> {
     const { store, metrics } = this.options;
     let answered: { response: T } | undefined;
@@ -67,12 +69,12 @@ export class AdmissionSender {
 
   /** The store's answer, or undefined once it is down or stayed slow for as many attempts. */
   private async attempt<T>(
-    operation: (store: SharedStore) => Promise<T>,
+    operation: (store: SharedStore, signal: AbortSignal) => Promise<T>,
   ): Promise<{ response: T } | undefined> {
     const { store, health } = this.options;
     for (let attempt = 0; attempt < health.outageTimeouts && !health.isDown(); attempt++) {
       try {
-        const response = await operation(store);
+        const response = await operation(store, health.downSignal);
         health.answered();
         return { response };
       } catch (error) {

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { budgetWindow } from '../canonical/budget-window.ts';
 import type { Caller } from '../canonical/caller.ts';
+import type { GeneralSettings } from '../config/config.ts';
 import { type Clock, systemClock } from '../lib/clock.ts';
 import type { GatewayError } from '../lib/gateway-error.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -86,11 +87,17 @@ export interface AdmissionTicket {
   readonly output?: OutputRecorder;
 }
 
+export type AdmissionSettings = Pick<
+  GeneralSettings,
+  'redis_degraded_mode' | 'budget_reservation_default_max_tokens'
+>;
+
 export interface CallerAdmissionOptions {
   store: SharedStore;
   /** Per-process counters for fail_open while the shared store is down (default: `store` if in memory, else new ones). */
   fallback?: SharedStore;
-  degradedMode: 'fail_open' | 'fail_closed';
+  /** The general settings admission follows. */
+  settings: AdmissionSettings;
   metrics: Metrics;
   logger: Logger;
   /** Times lease renewals (default: the system clock). */
@@ -125,11 +132,19 @@ export class CallerAdmission {
     const { store, metrics, logger } = options;
     const clock = options.clock ?? systemClock;
     this.leases = options.leases ?? new LeaseKeeper({ clock, logger });
-    this.health =
-      options.health ?? new StoreHealth({ store, degradedMode: options.degradedMode, logger, metrics });
+    const degradedMode = options.settings.redis_degraded_mode;
+    this.health = options.health ?? new StoreHealth({ store, degradedMode, logger, metrics });
     const fallback = options.fallback ?? (store.kind === 'memory' ? store : new MemorySharedStore(clock));
-    this.sender = new AdmissionSender({ ...options, fallback, health: this.health });
+    this.sender = new AdmissionSender({ ...options, degradedMode, fallback, health: this.health });
     this.settlement = new TicketSettlement({ ...options, leases: this.leases, health: this.health });
+  }
+
+  /**
+   * The output tokens a text request without max_tokens is reserved for against budgets
+   * (general_settings.budget_reservation_default_max_tokens).
+   */
+  get reservedOutputTokens(): number {
+    return this.options.settings.budget_reservation_default_max_tokens;
   }
 
   /** Stops renewing leases and probing the store (at shutdown, before the store closes). */
@@ -144,7 +159,7 @@ export class CallerAdmission {
     const { planned, budgets, outputs, request } = plan;
     if (!plan.counts) {
       // fail_closed refuses every request while the store is down, also those with nothing to count.
-      if (this.options.degradedMode === 'fail_closed' && this.health.isDown()) {
+      if (this.options.settings.redis_degraded_mode === 'fail_closed' && this.health.isDown()) {
         this.options.metrics.rateLimitStoreErrors.inc();
         throw storeUnavailable();
       }
@@ -152,8 +167,8 @@ export class CallerAdmission {
     }
     const { response, store } =
       outputs.length > 0
-        ? await this.sender.sendGoverned((target) => target.admit(request))
-        : await this.sender.send((target) => target.admit(request));
+        ? await this.sender.sendGoverned((target, signal) => target.admit({ ...request, signal }))
+        : await this.sender.send((target, signal) => target.admit({ ...request, signal }));
     if (!response.admitted) {
       throw this.rejection(plan, response, caller.organizationId);
     }
@@ -275,8 +290,8 @@ export class CallerAdmission {
       (item) => item.dimension === 'model_rpm' || item.dimension === 'model_tpm',
     );
     if (planned.length === 0) return true;
-    const { response } = await this.sender.send((target) =>
-      target.admit({ checks: planned.map((item) => item.check), reads: [] }),
+    const { response } = await this.sender.send((target, signal) =>
+      target.admit({ checks: planned.map((item) => item.check), reads: [], signal }),
     );
     if (!response.admitted) {
       const failed = planned[response.failed];

@@ -5,6 +5,7 @@
  * busy Redis) is only slow and degrades nothing. While down, a probe pings the store until it answers.
  * Entering and leaving the degraded state are logged at warn.
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { SharedStore, SharedStoreUnavailableError } from '../store/shared/shared-store.ts';
@@ -27,6 +28,7 @@ export class StoreHealth {
   private decidedWhileDown = 0;
   private probe: NodeJS.Timeout | undefined;
   private probing = false;
+  private outage = outageController();
 
   constructor(options: StoreHealthOptions) {
     this.options = options;
@@ -42,6 +44,11 @@ export class StoreHealth {
       this.degrade('the connection to the shared store is lost');
     }
     return this.downSince !== undefined;
+  }
+
+  /** Aborted when the store is declared down, so admissions waiting for it stop at once. */
+  get downSignal(): AbortSignal {
+    return this.outage.signal;
   }
 
   /** The store answered a command. */
@@ -87,12 +94,14 @@ export class StoreHealth {
     );
     this.probe = setInterval(() => this.ping(), this.options.probeEveryMs ?? 500);
     this.probe.unref();
+    this.outage.abort();
   }
 
   private recover(): void {
     const downMs = Math.round(performance.now() - (this.downSince ?? 0));
     this.downSince = undefined;
     this.silentInARow = 0;
+    this.outage = outageController();
     this.stop();
     this.options.metrics.rateLimitDegraded.set(0);
     this.options.logger.warn(
@@ -114,4 +123,11 @@ export class StoreHealth {
       },
     );
   }
+}
+
+/** Every admission waiting for the store listens to one signal: no listener limit applies. */
+function outageController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }

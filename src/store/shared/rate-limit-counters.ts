@@ -72,6 +72,11 @@ export interface AdmissionRequest {
    * (SharedStoreUnavailableError of kind `late`). The Redis store also sets its own, from its timeout.
    */
   deadline?: number;
+  /**
+   * Aborted when the caller stops waiting: the call fails at once (kind `silent`), and an admission the
+   * store still makes is undone when its answer arrives.
+   */
+  signal?: AbortSignal;
   reservation?: BudgetReservation;
   /** Minute counters to read in the same round trip (deployment usage for routing). */
   reads?: readonly string[];

@@ -33,7 +33,7 @@ import { redisMatchPattern, unlinkMatching } from './redis-pattern-delete.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './redis-rate-limit-scripts.ts';
 import { type SharedStore, SharedStoreUnavailableError } from './shared-store.ts';
 import { StoreClockOffset } from './store-clock-offset.ts';
-import { withTimeout } from './store-timeout.ts';
+import { type TimeoutOptions, withTimeout } from './store-timeout.ts';
 
 /** The scripts ioredis defines as commands (sent as EVALSHA, loaded on first use). */
 interface ScriptCommands {
@@ -128,6 +128,7 @@ export class RedisSharedStore implements SharedStore {
     const scripts = this.client as unknown as ScriptCommands;
     const reply = await this.run(() => scripts.switchboardAdmit(keys.length, ...keys, ...args), {
       onLate: (late) => this.undoLate(request, late.map(Number)),
+      signal: request.signal,
     });
     const response = admissionReply(reply.map(Number), request);
     if (response === 'late') {
@@ -379,9 +380,15 @@ export class RedisSharedStore implements SharedStore {
     return this.prefix + storedOutputBase(this.prefix, base);
   }
 
-  private run<T>(command: () => Promise<T>, options: { onLate?: (value: T) => void } = {}): Promise<T> {
+  private run<T>(
+    command: () => Promise<T>,
+    options: Omit<TimeoutOptions<T>, 'lastReplyAt'> = {},
+  ): Promise<T> {
     if (this.client.status !== 'ready') {
       return Promise.reject(new SharedStoreUnavailableError(`redis connection is ${this.client.status}`));
+    }
+    if (options.signal?.aborted) {
+      return Promise.reject(new SharedStoreUnavailableError('the caller stopped waiting', 'silent'));
     }
     const sent = command();
     // Any reply, an error reply too, shows the connection is alive (a timeout is then slow, not silent).

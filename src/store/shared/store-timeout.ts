@@ -12,6 +12,8 @@ export interface TimeoutOptions<T> {
   lastReplyAt?: () => number;
   /** Receives the value of a command that answered after its timeout (to undo what it did). */
   onLate?: (value: T) => void;
+  /** The caller stops waiting: fails at once like a silent timeout (the answer then goes to `onLate`). */
+  signal?: AbortSignal | undefined;
 }
 
 export function withTimeout<T>(
@@ -27,6 +29,7 @@ export function withTimeout<T>(
       setImmediate(() => {
         if (settled) return;
         settled = true;
+        options.signal?.removeEventListener('abort', abandon);
         const silent = options.lastReplyAt === undefined || options.lastReplyAt() < sentAt;
         reject(
           new SharedStoreUnavailableError(
@@ -36,8 +39,17 @@ export function withTimeout<T>(
         );
       });
     }, timeoutMs);
+    const abandon = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new SharedStoreUnavailableError('the caller stopped waiting', 'silent'));
+    };
+    if (options.signal?.aborted) queueMicrotask(abandon);
+    options.signal?.addEventListener('abort', abandon, { once: true });
     promise.then(
       (value) => {
+        options.signal?.removeEventListener('abort', abandon);
         if (settled) {
           options.onLate?.(value);
           return;
@@ -47,6 +59,7 @@ export function withTimeout<T>(
         resolve(value);
       },
       (error: unknown) => {
+        options.signal?.removeEventListener('abort', abandon);
         if (settled) return;
         settled = true;
         clearTimeout(timer);
