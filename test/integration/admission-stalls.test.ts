@@ -84,8 +84,10 @@ model_list:
     expect(await metric('gateway_ratelimit_local_decisions_total')).toBeGreaterThan(0);
 
     // Once the gateway has seen Redis answer again, every late script Redis ran has run (same connection).
+    const probe = await gateway.createKey({ rpm_limit: 1_000 });
     for (let attempt = 0; (await metric('gateway_ratelimit_degraded')) !== 0; attempt++) {
       if (attempt > 200) throw new Error('the gateway never saw Redis answer again');
+      await chat(probe);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const inspector = new Redis(redis.url);
