@@ -2,7 +2,9 @@
  * Gateway processes (the real CLI) that share one PostgreSQL schema and one Redis, for tests of limits
  * across processes: a private config file (only what the test sets, so defaults are what is tested),
  * migrations run once before any gateway starts, start and restart of instances together (or one with
- * --workers), keys made through the admin API, and bursts of concurrent chats tallied by status.
+ * --workers), keys made through the admin API, bursts of concurrent chats tallied by status, and the
+ * slot check (`max_parallel_requests` holds exactly: no slot leaked, none lost). Model `demo` answers at
+ * once, `slow` after 1.5 s.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +27,8 @@ export interface GatewayGroupOptions {
 export class GatewayGroup {
   running: SpawnedGateway[] = [];
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchboard-group-'));
+  /** The gateways' Redis key prefix. */
+  readonly prefix = `${uniqueName('grp')}:`;
   private readonly schema = uniqueName('grp');
   private readonly configPath = join(this.dir, 'switchboard.yaml');
 
@@ -41,11 +45,12 @@ export class GatewayGroup {
       group.configPath,
       `model_list:
   - { model_name: demo, params: { provider: fake, model: demo } }
+  - { model_name: slow, params: { provider: fake, model: slow, latency_ms: 1500 } }
 general_settings:
   master_key: ${MASTER_KEY}
   database_url: ${JSON.stringify(databaseUrl)}
   redis_url: ${JSON.stringify(options.redisUrl)}
-  redis_key_prefix: ${uniqueName('grp')}
+  redis_key_prefix: ${JSON.stringify(group.prefix)}
 ${options.generalSettings ?? ''}`,
       { mode: 0o600 },
     );
@@ -79,24 +84,34 @@ ${options.generalSettings ?? ''}`,
   }
 
   async createKey(body: Record<string, unknown>): Promise<string> {
+    return (await this.createKeyWithId(body)).key;
+  }
+
+  /** A key's secret and its id (the id names its counters in Redis: `rl:key:<id>:…`). */
+  async createKeyWithId(body: Record<string, unknown>): Promise<{ key: string; keyId: string }> {
     const response = await fetch(`${this.running[0]!.baseUrl}/ui/api/keys`, {
       method: 'POST',
       headers: { authorization: `Bearer ${MASTER_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ key_name: uniqueName('k'), ...body }),
     });
     if (response.status !== 201) throw new Error(`key creation answered ${response.status}`);
-    return ((await response.json()) as { key: string }).key;
+    const created = (await response.json()) as { key: string; key_id: string };
+    return { key: created.key, keyId: created.key_id };
+  }
+
+  get baseUrls(): string[] {
+    return this.running.map((gateway) => gateway.baseUrl);
   }
 
   /** `count` concurrent chats of `key`, spread round-robin over the running gateways; statuses tallied. */
-  async burst(key: string, count: number): Promise<Record<number, number>> {
+  async burst(key: string, count: number, model = 'demo'): Promise<Record<number, number>> {
     const statuses = await Promise.all(
       Array.from({ length: count }, async (_, index) => {
         const target = this.running[index % this.running.length]!;
         const response = await fetch(`${target.baseUrl}/v1/chat/completions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: `request ${index}` }] }),
+          body: JSON.stringify({ model, messages: [{ role: 'user', content: `request ${index}` }] }),
         });
         await response.arrayBuffer();
         return response.status;
@@ -105,6 +120,15 @@ ${options.generalSettings ?? ''}`,
     const tally: Record<number, number> = {};
     for (const status of statuses) tally[status] = (tally[status] ?? 0) + 1;
     return tally;
+  }
+
+  /**
+   * No leaked or lost slot: `limit + 1` concurrent slow requests give exactly `limit` answers and one
+   * 429 (a leaked slot refuses more, a lost count admits all).
+   */
+  async checkSlots(key: string, limit: number): Promise<{ served: number; refused: number }> {
+    const tally = await this.burst(key, limit + 1, 'slow');
+    return { served: tally[200] ?? 0, refused: tally[429] ?? 0 };
   }
 
   /** A metric summed over the running gateways' /metrics. */

@@ -31,6 +31,7 @@ import {
 } from './redis-output-scripts.ts';
 import { redisMatchPattern, unlinkMatching } from './redis-pattern-delete.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './redis-rate-limit-scripts.ts';
+import { RedisSubscriptions } from './redis-subscriptions.ts';
 import { type SharedStore, SharedStoreUnavailableError } from './shared-store.ts';
 import { StoreClockOffset } from './store-clock-offset.ts';
 import { type TimeoutOptions, withTimeout } from './store-timeout.ts';
@@ -69,6 +70,13 @@ for index, key in ipairs(KEYS) do
 end
 return 0`;
 
+/**
+ * How many command timeouts a slow admission is waited for while other replies keep arriving. Its
+ * script can take effect only within the first (its deadline), so the answer, when it comes, says for
+ * sure whether it did: waiting for it never counts a request twice, as sending it again would.
+ */
+const ADMISSION_PATIENCE = 5;
+
 export interface RedisSharedStoreOptions {
   url: string;
   /** Prepended to every key and channel, so deployments (and tests) can share one Redis. */
@@ -84,8 +92,6 @@ export class RedisSharedStore implements SharedStore {
   readonly kind = 'redis' as const;
   readonly prefix: string;
   readonly client: Redis;
-  private subscriber: Redis | undefined;
-  private readonly url: string;
   private readonly commandTimeoutMs: number;
   private readonly clock: Clock | undefined;
   private readonly offset: StoreClockOffset;
@@ -96,13 +102,10 @@ export class RedisSharedStore implements SharedStore {
   private lastReplyAt = 0;
   /** Admissions answered after this store gave up on them, and undone (for diagnostics). */
   lateAdmissions = 0;
-  private readonly handlers = new Map<
-    string,
-    { onMessage: (message: string) => void; onResync: () => void }
-  >();
+  private readonly subscriptions: RedisSubscriptions;
 
   constructor(options: RedisSharedStoreOptions) {
-    this.url = options.url;
+    this.subscriptions = new RedisSubscriptions(options.url);
     this.prefix = options.prefix;
     this.commandTimeoutMs = options.commandTimeoutMs;
     this.clock = options.clock;
@@ -129,6 +132,7 @@ export class RedisSharedStore implements SharedStore {
     const reply = await this.run(() => scripts.switchboardAdmit(keys.length, ...keys, ...args), {
       onLate: (late) => this.undoLate(request, late.map(Number)),
       signal: request.signal,
+      patience: ADMISSION_PATIENCE,
     });
     const response = admissionReply(reply.map(Number), request);
     if (response === 'late') {
@@ -347,32 +351,12 @@ export class RedisSharedStore implements SharedStore {
     onMessage: (message: string) => void,
     onResync: () => void,
   ): Promise<void> {
-    this.handlers.set(this.prefix + channel, { onMessage, onResync });
-    if (!this.subscriber) {
-      const subscriber = createRedisClient(this.url, { enableOfflineQueue: true, autoResubscribe: false });
-      this.subscriber = subscriber;
-      subscriber.on('message', (name: string, message: string) =>
-        this.handlers.get(name)?.onMessage(message),
-      );
-      let connectedBefore = false;
-      // On every (re)connection: subscribe to every channel, and let caches drop what they hold,
-      // because messages published while disconnected are lost.
-      subscriber.on('ready', () => {
-        subscriber.subscribe(...this.handlers.keys()).catch(() => {});
-        if (connectedBefore) for (const handler of this.handlers.values()) handler.onResync();
-        connectedBefore = true;
-      });
-      subscriber.on('close', () => {
-        if (connectedBefore) for (const handler of this.handlers.values()) handler.onResync();
-      });
-    } else if (this.subscriber.status === 'ready') {
-      await this.subscriber.subscribe(this.prefix + channel);
-    }
+    await this.subscriptions.add(this.prefix + channel, { onMessage, onResync });
   }
 
   async close(): Promise<void> {
     this.client.disconnect();
-    this.subscriber?.disconnect();
+    this.subscriptions.close();
   }
 
   /** An output counter's stored base, bounded in bytes together with this store's prefix. */
