@@ -28,9 +28,6 @@ export interface LeaseKeeperOptions {
   logger: Logger;
   leaseMs?: number;
   renewEveryMs?: number;
-  /** Told when the store answered or failed a renewal (store health). */
-  answered?: (store: SharedStore) => void;
-  failed?: (store: SharedStore, error: unknown) => void;
 }
 
 interface Pending {
@@ -84,7 +81,13 @@ export class LeaseKeeper {
   /** A release the store did not take: retried on every tick until it does or the lease expired. */
   retryRelease(store: SharedStore, leases: LeaseSet): void {
     const entry = this.entry(store);
-    if (entry.pending.length >= MAX_PENDING) entry.pending.shift();
+    if (entry.pending.length >= MAX_PENDING) {
+      entry.pending.shift();
+      this.options.logger.warn(
+        { waiting: MAX_PENDING },
+        'too many releases wait for the shared store; the oldest is left to expire with its lease',
+      );
+    }
     entry.pending.push({ leases, until: this.options.clock.now() + this.leaseMs });
   }
 
@@ -118,9 +121,8 @@ export class LeaseKeeper {
           await store.settle(request);
           entry.pending = entry.pending.filter((item) => !sent.includes(item));
           if (renew) entry.renewedAt = now;
-          this.options.answered?.(store);
-        } catch (error) {
-          this.options.failed?.(store, error);
+        } catch {
+          // Tried again on the next tick; a lease not renewed in time ends by itself.
         } finally {
           entry.busy = false;
         }

@@ -20,7 +20,7 @@ describe.runIf(await realBackendsAvailable())('freshly started instances', () =>
     // A Redis that never ran a gateway: its script cache is empty.
     redis = await PrivateRedis.start();
     group = await GatewayGroup.prepare({ redisUrl: redis.url });
-  }, 60_000);
+  }, 120_000); // a redis-server, a schema and its migrations: slow on a loaded machine
   afterAll(async () => {
     await group?.close();
     await redis?.kill();
