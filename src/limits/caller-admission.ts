@@ -156,8 +156,7 @@ export class CallerAdmission {
   async admit(input: AdmissionInput): Promise<AdmissionTicket> {
     const { caller } = input;
     const plan = this.plan(input);
-    const { planned, budgets, outputs, request } = plan;
-    if (!plan.counts) {
+    if (!plan) {
       // fail_closed refuses every request while the store is down, also those with nothing to count.
       if (this.options.settings.redis_degraded_mode === 'fail_closed' && this.health.isDown()) {
         this.options.metrics.rateLimitStoreErrors.inc();
@@ -165,6 +164,7 @@ export class CallerAdmission {
       }
       return caller.kind === 'master' || !hasModelLimits(caller) ? emptyTicket : this.uncountedTicket(input);
     }
+    const { planned, budgets, outputs, request } = plan;
     const { response, store } =
       outputs.length > 0
         ? await this.sender.sendGoverned((target, signal) => target.admit({ ...request, signal }))
@@ -204,18 +204,27 @@ export class CallerAdmission {
     };
   }
 
-  /** What an admission checks, and the request that checks it in one round trip. */
-  private plan(input: AdmissionInput): AdmissionPlan {
+  /** What an admission checks, and the request that checks it in one round trip; none: nothing to count. */
+  private plan(input: AdmissionInput): AdmissionPlan | undefined {
     const { caller } = input;
     const planned = caller.kind === 'master' ? [] : planChecks(caller, input.model, input.tokenEstimate);
-    const slotLimit = caller.kind === 'master' ? null : caller.maxParallelRequests;
+    const slotLimit = caller.kind === 'master' || caller.keyId === null ? null : caller.maxParallelRequests;
     const budgets = planBudgets(caller);
     const outputs = input.countsOutput ? planOutputChecks(caller, input.model, this.options.tiers) : [];
+    if (
+      planned.length === 0 &&
+      slotLimit === null &&
+      input.reads.length === 0 &&
+      budgets.checks.length === 0 &&
+      outputs.length === 0
+    ) {
+      return undefined;
+    }
     // Unique per admission: a caller chooses its x-request-id, and reusing one must not share a lease.
     const member = `${input.requestId}:${randomUUID()}`;
     const leaseMs = this.leases.leaseMs;
     const slot =
-      slotLimit !== null && caller.keyId !== null
+      slotLimit !== null
         ? { key: `rl:key:${caller.keyId}:parallel`, limit: slotLimit, member, leaseMs }
         : undefined;
     const amount = budgets.checks.length > 0 ? reservationMicros(input.reservationUsd) : 0;
@@ -238,13 +247,7 @@ export class CallerAdmission {
           }
         : {}),
     };
-    const counts =
-      planned.length > 0 ||
-      slot !== undefined ||
-      input.reads.length > 0 ||
-      budgets.checks.length > 0 ||
-      outputs.length > 0;
-    return { counts, planned, slot, budgets, amount, outputs, leases, request };
+    return { planned, slot, budgets, amount, outputs, leases, request };
   }
 
   private outputRecorder(
@@ -366,8 +369,6 @@ export class CallerAdmission {
 
 /** What an admission checks (see CallerAdmission.plan). */
 interface AdmissionPlan {
-  /** False when there is nothing to count or read. */
-  counts: boolean;
   planned: readonly PlannedCheck[];
   slot: { key: string; limit: number } | undefined;
   budgets: BudgetPlan;
