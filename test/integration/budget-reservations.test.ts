@@ -6,7 +6,7 @@
  * Driven through the HTTP API with the openai client, on both backends.
  */
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { availableBackends } from '../support/available-backends.ts';
 import type { Backend } from '../support/backends.ts';
 import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
@@ -18,6 +18,9 @@ model_list:
   - model_name: priced
     params: { provider: fake, model: priced, latency_ms: 400, response: "${ANSWER}" }
     model_info: { id: priced-1, input_cost_per_token: 0, output_cost_per_token: 0.02 }
+  - model_name: quick
+    params: { provider: fake, model: quick, response: "${ANSWER}" }
+    model_info: { id: quick-1, input_cost_per_token: 0, output_cost_per_token: 0.02 }
 `;
 const REQUESTS = 30;
 const COST = 0.2;
@@ -104,6 +107,28 @@ describe.each(await availableBackends())('budget reservations on %s', (_name, ma
           max_tokens: 10,
         }),
       ).resolves.toBeDefined();
+    });
+  });
+
+  it('reserves in the one admission round trip and gives back in the one settlement: no extra round trip', async () => {
+    const gateway = await gatewayWith();
+    const store = gateway.gateway.store;
+    const admits = vi.spyOn(store, 'admit');
+    const settles = vi.spyOn(store, 'settle');
+    const created = await gateway.admin('POST', '/ui/api/keys', { max_budget: BUDGET });
+    const client = new OpenAI({ apiKey: created.body.key, baseURL: `${gateway.baseUrl}/v1`, maxRetries: 0 });
+    await client.chat.completions.create({
+      model: 'quick',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 10,
+    });
+    await vi.waitFor(() => expect(settles).toHaveBeenCalled(), { timeout: 5_000, interval: 5 });
+    expect(admits).toHaveBeenCalledTimes(1);
+    expect(admits.mock.calls[0]![0].reservation).toMatchObject({ amount: COST * 1_000_000 });
+    expect(settles).toHaveBeenCalledTimes(1);
+    expect(settles.mock.calls[0]![0]).toMatchObject({
+      budgets: [expect.objectContaining({ amount: COST * 1_000_000 })],
+      release: { reservations: [expect.objectContaining({ amount: COST * 1_000_000 })] },
     });
   });
 
