@@ -57,7 +57,8 @@ describe.runIf(await realBackendsAvailable())('rpm_limit under load', () => {
         await burner?.stop();
         const local = await group.metric('gateway_ratelimit_local_decisions_total');
         recordScenario({
-          group: 'Limits',
+          // The report's groups: a slowed Redis is a Redis fault; a loaded machine tests the replicas.
+          group: condition.slowRedis ? 'Redis' : 'Replicas',
           scenario: `${layout.requests} concurrent requests through rpm_limit ${layout.limit}, ${layout.name}, ${condition.name}`,
           mode: 'fail_open',
           requests: layout.requests,
