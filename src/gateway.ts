@@ -55,7 +55,6 @@ import { AuditRepository } from './store/db/repositories/audit-repository.ts';
 import { BatchRepository } from './store/db/repositories/batch-repository.ts';
 import { ConsoleOverviewRepository } from './store/db/repositories/console-overview-repository.ts';
 import { SettingsRepository } from './store/db/repositories/settings-repository.ts';
-import { MemorySharedStore } from './store/shared/memory-shared-store.ts';
 import type { SharedStore } from './store/shared/shared-store.ts';
 
 export interface GatewayOptions {
@@ -221,11 +220,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const admission = new CallerAdmission({
     rejections,
     store,
-    fallback: store.kind === 'memory' ? store : new MemorySharedStore(clock),
-    degradedMode: general.redis_degraded_mode,
+    settings: general,
     metrics,
     logger,
-    slotLeaseMs: general.request_timeout_seconds * 1000 + 30_000,
+    clock,
     tiers: tierPolicies,
   });
   const budgetReconciler = new BudgetReconciler({
@@ -358,6 +356,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         { label: 'MCP sessions', close: () => mcp.close() },
         // The last second's refusals, before the store goes.
         { label: 'the refusal counts', close: () => rejections.close() },
+        { label: 'the admission leases', close: async () => admission.close() },
         { label: 'the shared store', close: () => store.close() },
         {
           label: 'the telemetry database',

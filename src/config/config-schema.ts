@@ -192,6 +192,7 @@ export const GeneralSettingsSchema = Type.Object(
     // Each API key's share of an MCP server's 32 pooled connections per process (issue 25).
     mcp_connections_per_key: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
     budget_reconcile_interval_seconds: Type.Optional(Type.Number({ minimum: 0 })),
+    budget_reservation_default_max_tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })),
     mcp_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     upstream_allowed_hosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     response_cache: Type.Optional(ResponseCacheSchema),

@@ -119,6 +119,8 @@ export interface GeneralSettings {
   mcp_connections_per_key: number;
   /** How often budget counters are raised to the spend recorded in the database (0: only at start). */
   budget_reconcile_interval_seconds: number;
+  /** Output tokens a text request without max_tokens is reserved against budgets for at admission. */
+  budget_reservation_default_max_tokens: number;
   /** Host names /mcp answers to (Host and Origin checks against DNS rebinding); `*` allows any. */
   mcp_allowed_hosts: readonly string[];
   /** Hosts provider api_base and MCP base_url may name (exact or `*.domain`); null: any but link-local/metadata. */

@@ -140,9 +140,30 @@ describe('configuration loading', () => {
     });
     expect(config.general_settings).toMatchObject({
       redis_degraded_mode: 'fail_open',
+      redis_command_timeout_ms: 1000,
       spend_ingestion_mode: 'legacy',
       embeddings_batch_enabled: false,
+      budget_reservation_default_max_tokens: 4096,
     });
+  });
+
+  it.each([-1, 1.5, '"4096"', 10_000_001, 'null', '1e400', '"\\u0000"'])(
+    'refuses budget_reservation_default_max_tokens: %s, naming it',
+    (value) => {
+      expect(issuesOf(`general_settings:\n  budget_reservation_default_max_tokens: ${value}\n`)).toEqual([
+        'general_settings.budget_reservation_default_max_tokens: must be an integer from 0 to 10000000',
+      ]);
+    },
+  );
+
+  it('takes a budget_reservation_default_max_tokens from 0 to 10,000,000', () => {
+    for (const value of [0, 10_000_000]) {
+      const config = parseConfig(
+        `general_settings:\n  budget_reservation_default_max_tokens: ${value}\n`,
+        base,
+      );
+      expect(config.general_settings.budget_reservation_default_max_tokens).toBe(value);
+    }
   });
 
   it('names the exact path of a value of the wrong kind', () => {

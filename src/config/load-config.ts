@@ -229,7 +229,8 @@ function buildConfig(
       database_pool_size: general.database_pool_size ?? 10,
       redis_url: general.redis_url,
       redis_degraded_mode: general.redis_degraded_mode ?? 'fail_open',
-      redis_command_timeout_ms: general.redis_command_timeout_ms ?? 50,
+      // Measured: a loaded 2-core machine sees admission answers up to ~0.6 s (docs/limits.md).
+      redis_command_timeout_ms: general.redis_command_timeout_ms ?? 1000,
       redis_key_prefix: general.redis_key_prefix ?? 'switchboard:',
       spend_ingestion_mode: general.spend_ingestion_mode ?? 'legacy',
       response_cache: responseCacheSettings(general.response_cache, issues, warnings),
@@ -259,6 +260,7 @@ function buildConfig(
       mcp_catalog_refresh_interval_seconds: general.mcp_catalog_refresh_interval_seconds ?? 300,
       mcp_connections_per_key: general.mcp_connections_per_key ?? 8,
       budget_reconcile_interval_seconds: general.budget_reconcile_interval_seconds ?? 60,
+      budget_reservation_default_max_tokens: general.budget_reservation_default_max_tokens ?? 4096,
       mcp_allowed_hosts: general.mcp_allowed_hosts ?? ['localhost', '127.0.0.1', '[::1]'],
       upstream_allowed_hosts: urlPolicy.allowedHosts,
       audit_retention_days: general.audit_retention_days === undefined ? 365 : general.audit_retention_days,

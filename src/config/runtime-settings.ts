@@ -50,6 +50,7 @@ const SHOWN_GENERAL = [
   'mcp_catalog_refresh_interval_seconds',
   'mcp_connections_per_key',
   'budget_reconcile_interval_seconds',
+  'budget_reservation_default_max_tokens',
   'mcp_allowed_hosts',
   'upstream_allowed_hosts',
   'response_cache',

@@ -1,13 +1,14 @@
 /**
  * Spend budgets at admission: which budget counters a caller's scopes check (organization, team, user,
- * key), the 429 of a budget at or over `max_budget`, the `x-switchboard-budget-warning` header of a
- * soft budget reached, and the charges a settled cost adds to every budgeted scope.
+ * key), the reservation an admission holds on them, the 429 of a budget that spend and reservations
+ * leave no room in, the `x-switchboard-budget-warning` header of a soft budget reached, and the charges
+ * a settled cost adds to every budgeted scope.
  */
 import { toMicros } from '../canonical/budget-window.ts';
 import type { Caller, ScopeBudget, ScopeKind } from '../canonical/caller.ts';
 import { ErrorType } from '../lib/error-catalogue.ts';
 import { GatewayError } from '../lib/gateway-error.ts';
-import type { BudgetCharge, BudgetCheck } from '../store/shared/rate-limit-counters.ts';
+import type { BudgetCharge, BudgetCheck, ReservationLease } from '../store/shared/rate-limit-counters.ts';
 
 export type BudgetScopeName = 'organization' | 'team' | 'user' | 'key';
 
@@ -83,6 +84,19 @@ export function budgetCharges(plan: BudgetPlan, cost: number | null | undefined)
   return plan.checks.map((check) => ({ key: check.key, durationMs: check.durationMs, amount }));
 }
 
+/** Micro-USD reserved for an estimated cost in USD: rounded up, so a reservation never falls short of it. */
+export function reservationMicros(usd: number | undefined): number {
+  return usd !== undefined && Number.isFinite(usd) && usd > 0 ? Math.ceil(usd * 1_000_000) : 0;
+}
+
+/** The leases a reservation of `amount` micro-USD holds: one on each budget with a limit. */
+export function reservationLeases(plan: BudgetPlan, member: string, amount: number): ReservationLease[] {
+  if (amount <= 0) return [];
+  return plan.checks
+    .filter((check) => check.limit !== null)
+    .map((check) => ({ key: check.key, member, amount }));
+}
+
 export interface ReachedBudget {
   item: PlannedBudget;
   spent: number;
@@ -109,13 +123,23 @@ export function budgetWarningValue(reached: readonly ReachedBudget[]): string {
     .join(',');
 }
 
+/** Where a budget stood when it refused a request (micro-USD). */
+export interface BudgetStanding {
+  spent: number;
+  /** Reservations of requests in flight. */
+  reserved: number;
+  /** What this request would have reserved. */
+  needed: number;
+}
+
 /**
- * The 429 of a budget at or over its max: retry-after is the seconds to the window's end; a lifetime
- * budget never resets by itself, so it gets no retry-after and `x-should-retry: false`.
+ * The 429 of a budget that spend and reservations in flight leave no room in: retry-after is the
+ * seconds to the window's end; a lifetime budget never resets by itself, so it gets no retry-after and
+ * `x-should-retry: false`.
  */
 export function budgetRejection(
   item: PlannedBudget,
-  spent: number,
+  standing: BudgetStanding,
   reset: number,
   now: number,
   headers: Readonly<Record<string, string>>,
@@ -125,12 +149,17 @@ export function budgetRejection(
   const next = lifetime
     ? 'It is a lifetime budget: raise max_budget to continue.'
     : `The budget resets at ${new Date(reset).toISOString()}; retry after ${retryAfter} s.`;
+  const held = standing.reserved > 0 ? ` (and $${usd(standing.reserved)} held by requests in flight)` : '';
+  const needed =
+    standing.needed > 0
+      ? ` This request may cost up to $${usd(standing.needed)}; a lower max_tokens reserves less.`
+      : '';
   return new GatewayError({
     status: 429,
     type: ErrorType.rateLimit,
     code: `${item.name}_exceeded`,
     param: item.name,
-    message: `Budget exceeded for the ${scopeLabels[item.scope]}: spent $${usd(spent)} of max_budget $${usd(item.budget.maxMicros ?? 0)} (${item.name}). ${next}`,
+    message: `Budget exceeded for the ${scopeLabels[item.scope]}: spent $${usd(standing.spent)}${held} of max_budget $${usd(item.budget.maxMicros ?? 0)} (${item.name}).${needed} ${next}`,
     ...(retryAfter !== undefined ? { retryAfter } : {}),
     headers: lifetime ? { ...headers, 'x-should-retry': 'false' } : headers,
   });

@@ -1,45 +1,52 @@
 /**
  * Identity admission: one atomic round trip to the shared store checks every configured scope and
  * window (and max_parallel_requests) before the provider is called; a rejected request changes no
- * counter. The answer is rate-limit headers and a ticket whose settlement corrects token counters with
- * the real usage, adds the request's cost to every budgeted scope's spend and releases the in-flight
- * slot, in one more round trip, off the response path. Budgets are read in the admission round trip too.
- * While Redis is unreachable, `fail_open` uses this process's counters and `fail_closed` answers 503.
- * Output-token counters of text requests are read in the same round trip (output-checks.ts); the
- * ticket's OutputRecorder then records each provider attempt's output.
+ * counter. Budgets are checked in the same round trip, which also reserves the request's estimated cost
+ * on them. The answer is rate-limit headers and a ticket whose settlement corrects token counters with
+ * the real usage, replaces the reservation by the request's cost and releases the in-flight slot, in one
+ * more round trip, off the response path (ticket-settlement.ts); until then the lease keeper renews the
+ * slot and reservation. While Redis is down (store-health.ts), `fail_open` uses this process's counters
+ * and `fail_closed` answers 503. Output-token counters of text requests are read in the same round trip
+ * (output-checks.ts); the ticket's OutputRecorder then records each provider attempt's output.
  */
 
 import { randomUUID } from 'node:crypto';
 import { budgetWindow } from '../canonical/budget-window.ts';
 import type { Caller } from '../canonical/caller.ts';
+import type { GeneralSettings } from '../config/config.ts';
+import { type Clock, systemClock } from '../lib/clock.ts';
 import type { GatewayError } from '../lib/gateway-error.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import {
-  type AdmissionResponse,
-  type CounterAdjustment,
-  windowKey,
-} from '../store/shared/rate-limit-counters.ts';
-import { type SharedStore, SharedStoreUnavailableError } from '../store/shared/shared-store.ts';
+import { MemorySharedStore } from '../store/shared/memory-shared-store.ts';
+import type { AdmissionRequest, AdmissionResponse, LeaseSet } from '../store/shared/rate-limit-counters.ts';
+import type { SharedStore } from '../store/shared/shared-store.ts';
+import { AdmissionSender } from './admission-sender.ts';
 import {
   BUDGET_WARNING_HEADER,
   type BudgetPlan,
-  budgetCharges,
   budgetRejection,
   budgetWarningValue,
   planBudgets,
   type ReachedBudget,
+  reservationLeases,
+  reservationMicros,
   softBudgetsReached,
 } from './budget-checks.ts';
+import { LeaseKeeper } from './lease-keeper.ts';
 import { type PlannedCheck, planChecks } from './limit-checks.ts';
 import { type PlannedOutput, planOutputChecks } from './output-checks.ts';
 import { OutputEpochSeen } from './output-epoch.ts';
-import { outputRefusalError, sendGoverned } from './output-errors.ts';
+import { outputRefusalError } from './output-errors.ts';
 import { OutputRecorder } from './output-recorder.ts';
 import { parallelLimitError, rateLimitError, storeUnavailable } from './rate-limit-errors.ts';
 import { rateLimitHeaders } from './rate-limit-headers.ts';
 import type { RejectionCounter } from './rejection-counter.ts';
+import { StoreHealth } from './store-health.ts';
+import { type Charged, type SettleOutcome, TicketSettlement } from './ticket-settlement.ts';
 import type { TierPolicySource } from './tier-policies.ts';
+
+export type { SettleOutcome } from './ticket-settlement.ts';
 
 export interface AdmissionInput {
   caller: Caller;
@@ -50,6 +57,11 @@ export interface AdmissionInput {
   reads: readonly string[];
   /** A text request: output-token limits apply (other endpoints' tokens are excluded, spec rule 2). */
   countsOutput?: boolean;
+  /**
+   * The request's estimated cost (USD), reserved on every budget with a limit until settlement; the
+   * admission is refused when spend, reservations in flight and this would pass a budget.
+   */
+  reservationUsd?: number;
 }
 
 export interface AdmissionTicket {
@@ -57,8 +69,9 @@ export interface AdmissionTicket {
   readonly reads: readonly number[];
   /**
    * Reports the real token use, adds `adjustments`, adds `cost` (USD; null or undefined: unknown, adds
-   * nothing) to the spend of every budgeted scope, and releases the slot, in one round trip. Resolves
-   * when the store has taken it (or failed to: failures are logged and counted, never thrown).
+   * nothing) to the spend of every budgeted scope, and releases the slot and the budget reservation (the
+   * cost replaces it), in one round trip. Resolves when the store has taken it (or failed to: failures
+   * are logged and counted, never thrown).
    */
   settle(outcome: SettleOutcome): Promise<void>;
   /**
@@ -74,28 +87,25 @@ export interface AdmissionTicket {
   readonly output?: OutputRecorder;
 }
 
-export interface SettleOutcome {
-  totalTokens?: number | undefined;
-  adjustments?: readonly CounterAdjustment[];
-  /** The request's cost in USD; null or undefined when unknown (adds nothing to budgets). */
-  cost?: number | null | undefined;
-}
-
-/** A check charged by this request, and when (the window it counted in). */
-interface Charged {
-  planned: PlannedCheck;
-  at: number;
-}
+export type AdmissionSettings = Pick<
+  GeneralSettings,
+  'redis_degraded_mode' | 'budget_reservation_default_max_tokens'
+>;
 
 export interface CallerAdmissionOptions {
   store: SharedStore;
-  /** Per-process counters for fail_open while the shared store is down. */
-  fallback: SharedStore;
-  degradedMode: 'fail_open' | 'fail_closed';
+  /** Per-process counters for fail_open while the shared store is down (default: `store` if in memory, else new ones). */
+  fallback?: SharedStore;
+  /** The general settings admission follows. */
+  settings: AdmissionSettings;
   metrics: Metrics;
   logger: Logger;
-  /** Longest a max_parallel_requests slot is held if its process dies (the request deadline). */
-  slotLeaseMs: number;
+  /** Times lease renewals (default: the system clock). */
+  clock?: Clock;
+  /** Renews slots and reservations while requests are in flight (default: one that is never started). */
+  leases?: LeaseKeeper;
+  /** When the shared store counts as down (default: one on `store`). */
+  health?: StoreHealth;
   /** Tier output limits (organization + model); applied only while they enforce. */
   tiers?: TierPolicySource;
   /** Counts refusals for the console (on the refusal path only). */
@@ -112,15 +122,93 @@ export class CallerAdmission {
   private readonly options: CallerAdmissionOptions;
   private readonly warned = new Map<string, number>();
   private readonly epoch = new OutputEpochSeen();
+  private readonly leases: LeaseKeeper;
+  private readonly health: StoreHealth;
+  private readonly sender: AdmissionSender;
+  private readonly settlement: TicketSettlement;
 
   constructor(options: CallerAdmissionOptions) {
     this.options = options;
+    const { store, metrics, logger } = options;
+    const clock = options.clock ?? systemClock;
+    this.leases = options.leases ?? new LeaseKeeper({ clock, logger });
+    const degradedMode = options.settings.redis_degraded_mode;
+    this.health = options.health ?? new StoreHealth({ store, degradedMode, logger, metrics });
+    const fallback = options.fallback ?? (store.kind === 'memory' ? store : new MemorySharedStore(clock));
+    this.sender = new AdmissionSender({ ...options, degradedMode, fallback, health: this.health });
+    this.settlement = new TicketSettlement({ ...options, leases: this.leases, health: this.health });
+  }
+
+  /**
+   * The output tokens a text request without max_tokens is reserved for against budgets
+   * (general_settings.budget_reservation_default_max_tokens).
+   */
+  get reservedOutputTokens(): number {
+    return this.options.settings.budget_reservation_default_max_tokens;
+  }
+
+  /** Stops renewing leases and probing the store (at shutdown, before the store closes). */
+  close(): void {
+    this.leases.stop();
+    this.health.stop();
   }
 
   async admit(input: AdmissionInput): Promise<AdmissionTicket> {
     const { caller } = input;
+    const plan = this.plan(input);
+    if (!plan) {
+      // fail_closed refuses every request while the store is down, also those with nothing to count.
+      if (this.options.settings.redis_degraded_mode === 'fail_closed' && this.health.isDown()) {
+        this.options.metrics.rateLimitStoreErrors.inc();
+        throw storeUnavailable();
+      }
+      return caller.kind === 'master' || !hasModelLimits(caller) ? emptyTicket : this.uncountedTicket(input);
+    }
+    const { planned, budgets, outputs, request } = plan;
+    const { response, store } =
+      outputs.length > 0
+        ? await this.sender.sendGoverned((target, signal) => target.admit({ ...request, signal }))
+        : await this.sender.send((target, signal) => target.admit({ ...request, signal }));
+    if (!response.admitted) {
+      throw this.rejection(plan, response, caller.organizationId);
+    }
+    this.countDecisions(planned, 'allowed');
+    const headers = rateLimitHeaders(
+      planned.map((item, index) => ({
+        planned: item,
+        count: response.counts[index]!,
+        reset: response.resets[index]!,
+      })),
+    );
+    const reached = budgets.checks.length > 0 ? softBudgetsReached(budgets, response.spent) : undefined;
+    if (reached) {
+      headers[BUDGET_WARNING_HEADER] = budgetWarningValue(reached);
+      this.warnOnce(reached, response.now);
+    }
+    const output = outputs.length > 0 ? this.outputRecorder(store, outputs, response) : undefined;
+    const charged: Charged[] = planned.map((item) => ({ planned: item, at: response.now }));
+    const holding = {
+      store,
+      charged,
+      estimate: input.tokenEstimate,
+      budgets,
+      leases: plan.leases,
+      endHold: plan.leases && this.leases.hold(store, plan.leases),
+    };
+    return {
+      headers,
+      reads: response.reads,
+      settle: (outcome) => this.settlement.settle(holding, outcome),
+      admitModel: (model) => this.admitModel(input, model, charged),
+      ...(output ? { output } : {}),
+    };
+  }
+
+  /** What an admission checks, and the request that checks it in one round trip; none: nothing to count. */
+  private plan(input: AdmissionInput): AdmissionPlan | undefined {
+    const { caller } = input;
     const planned = caller.kind === 'master' ? [] : planChecks(caller, input.model, input.tokenEstimate);
-    const slotLimit = caller.kind === 'master' ? null : caller.maxParallelRequests;
+    const slotLimit = caller.kind === 'master' || caller.keyId === null ? null : caller.maxParallelRequests;
     const budgets = planBudgets(caller);
     const outputs = input.countsOutput ? planOutputChecks(caller, input.model, this.options.tiers) : [];
     if (
@@ -130,28 +218,27 @@ export class CallerAdmission {
       budgets.checks.length === 0 &&
       outputs.length === 0
     ) {
-      // fail_closed refuses every request while the store is down, also those with nothing to count.
-      if (this.options.degradedMode === 'fail_closed' && !this.options.store.isAvailable()) {
-        this.options.metrics.rateLimitStoreErrors.inc();
-        throw storeUnavailable();
-      }
-      return caller.kind === 'master' || !hasModelLimits(caller) ? emptyTicket : this.uncountedTicket(input);
+      return undefined;
     }
+    // Unique per admission: a caller chooses its x-request-id, and reusing one must not share a lease.
+    const member = `${input.requestId}:${randomUUID()}`;
+    const leaseMs = this.leases.leaseMs;
     const slot =
-      slotLimit !== null && caller.keyId !== null
-        ? {
-            key: `rl:key:${caller.keyId}:parallel`,
-            limit: slotLimit,
-            // Unique per admission: a caller chooses its x-request-id, and reusing one must not share a slot.
-            member: `${input.requestId}:${randomUUID()}`,
-            leaseMs: this.options.slotLeaseMs,
-          }
+      slotLimit !== null
+        ? { key: `rl:key:${caller.keyId}:parallel`, limit: slotLimit, member, leaseMs }
+        : undefined;
+    const amount = budgets.checks.length > 0 ? reservationMicros(input.reservationUsd) : 0;
+    const reservations = reservationLeases(budgets, member, amount);
+    const leases: LeaseSet | undefined =
+      slot || reservations.length > 0
+        ? { slots: slot ? [{ key: slot.key, member }] : [], reservations }
         : undefined;
     const request = {
       checks: planned.map((item) => item.check),
       reads: input.reads,
       ...(slot ? { slot } : {}),
       ...(budgets.checks.length > 0 ? { budgets: budgets.checks } : {}),
+      ...(reservations.length > 0 ? { reservation: { member, amount, leaseMs } } : {}),
       ...(outputs.length > 0
         ? {
             outputs: outputs.map((item) => item.check),
@@ -160,57 +247,41 @@ export class CallerAdmission {
           }
         : {}),
     };
-    const { response, store } =
-      outputs.length > 0
-        ? await sendGoverned(this.options.store, this.options.metrics, (target) => target.admit(request))
-        : await this.send((target) => target.admit(request));
-    if (!response.admitted)
-      throw this.rejection(planned, response, slot?.limit, budgets, outputs, caller.organizationId);
-    this.countDecisions(planned, 'allowed');
-    const headers = rateLimitHeaders(
-      planned.map((item, index) => ({
-        planned: item,
-        count: response.counts[index]!,
-        reset: response.resets[index]!,
-      })),
-    );
-    let output: OutputRecorder | undefined;
-    if (outputs.length > 0) {
-      this.options.metrics.outputTpmEvents.inc({ event: 'admitted' });
-      output = new OutputRecorder({
-        store,
-        planned: outputs,
-        admitted: { counts: response.outputs, now: response.now },
-        metrics: this.options.metrics,
-        logger: this.options.logger,
-        epoch: this.epoch,
-      });
-    }
-    const reached = budgets.checks.length > 0 ? softBudgetsReached(budgets, response.spent) : undefined;
-    if (reached) {
-      headers[BUDGET_WARNING_HEADER] = budgetWarningValue(reached);
-      this.warnOnce(reached, response.now);
-    }
-    const charged: Charged[] = planned.map((item) => ({ planned: item, at: response.now }));
-    return {
-      headers,
-      reads: response.reads,
-      settle: (outcome) => this.settle(store, charged, input.tokenEstimate, slot, outcome, budgets),
-      admitModel: (model) => this.admitModel(input, model, charged),
-      ...(output ? { output } : {}),
-    };
+    return { planned, slot, budgets, amount, outputs, leases, request };
+  }
+
+  private outputRecorder(
+    store: SharedStore,
+    outputs: readonly PlannedOutput[],
+    response: Extract<AdmissionResponse, { admitted: true }>,
+  ): OutputRecorder {
+    this.options.metrics.outputTpmEvents.inc({ event: 'admitted' });
+    return new OutputRecorder({
+      store,
+      planned: outputs,
+      admitted: { counts: response.outputs, now: response.now },
+      metrics: this.options.metrics,
+      logger: this.options.logger,
+      epoch: this.epoch,
+    });
   }
 
   /** Nothing counted at admission, but per-model limits may apply to a fallback group. */
   private uncountedTicket(input: AdmissionInput): AdmissionTicket {
     const charged: Charged[] = [];
+    const holding = {
+      store: this.options.store,
+      charged,
+      estimate: input.tokenEstimate,
+      budgets: undefined,
+      leases: undefined,
+      endHold: undefined,
+    };
     return {
       headers: {},
       reads: [],
       settle: (outcome) =>
-        charged.length === 0
-          ? Promise.resolve()
-          : this.settle(this.options.store, charged, input.tokenEstimate, undefined, outcome, undefined),
+        charged.length === 0 ? Promise.resolve() : this.settlement.settle(holding, outcome),
       admitModel: (model) => this.admitModel(input, model, charged),
     };
   }
@@ -222,8 +293,8 @@ export class CallerAdmission {
       (item) => item.dimension === 'model_rpm' || item.dimension === 'model_tpm',
     );
     if (planned.length === 0) return true;
-    const { response } = await this.send((target) =>
-      target.admit({ checks: planned.map((item) => item.check), reads: [] }),
+    const { response } = await this.sender.send((target, signal) =>
+      target.admit({ checks: planned.map((item) => item.check), reads: [], signal }),
     );
     if (!response.admitted) {
       const failed = planned[response.failed];
@@ -235,70 +306,12 @@ export class CallerAdmission {
     return true;
   }
 
-  /** Sends to the shared store, or, while it is unreachable, to the fallback (fail_open) or nowhere. */
-  private async send<T>(
-    operation: (store: SharedStore) => Promise<T>,
-  ): Promise<{ response: T; store: SharedStore }> {
-    const { store, fallback, metrics, degradedMode } = this.options;
-    if (store.isAvailable()) {
-      try {
-        const response = await operation(store);
-        metrics.rateLimitDegraded.set(0);
-        return { response, store };
-      } catch (error) {
-        if (!(error instanceof SharedStoreUnavailableError)) throw error;
-      }
-    }
-    metrics.rateLimitStoreErrors.inc();
-    if (degradedMode === 'fail_closed') throw storeUnavailable();
-    metrics.rateLimitDegraded.set(1);
-    return { response: await operation(fallback), store: fallback };
-  }
-
-  private settle(
-    store: SharedStore,
-    charged: readonly Charged[],
-    estimate: number,
-    slot: { key: string; member: string } | undefined,
-    outcome: SettleOutcome,
-    budgets: BudgetPlan | undefined,
-  ): Promise<void> {
-    const adjustments: CounterAdjustment[] = [...(outcome.adjustments ?? [])];
-    if (outcome.totalTokens !== undefined && outcome.totalTokens !== estimate) {
-      for (const { planned: item, at } of charged) {
-        if (item.counts !== 'tokens') continue;
-        adjustments.push({
-          key: windowKey(item.check, at),
-          window: item.check.window,
-          delta: outcome.totalTokens - estimate,
-        });
-      }
-    }
-    const charges = budgets && budgetCharges(budgets, outcome.cost);
-    if (adjustments.length === 0 && !slot && !charges) return Promise.resolve();
-    return store
-      .settle({
-        adjustments,
-        ...(slot ? { release: { key: slot.key, member: slot.member } } : {}),
-        ...(charges ? { budgets: charges } : {}),
-      })
-      .catch((error: unknown) => {
-        this.options.metrics.rateLimitStoreErrors.inc();
-        this.options.logger.warn(
-          { err: error },
-          'rate-limit settlement failed; counters keep the estimate until their window ends',
-        );
-      });
-  }
-
   private rejection(
-    planned: readonly PlannedCheck[],
+    plan: AdmissionPlan,
     response: Extract<AdmissionResponse, { admitted: false }>,
-    slotLimit: number | undefined,
-    budgets: BudgetPlan,
-    outputs: readonly PlannedOutput[],
     organizationId: string | null,
   ): GatewayError {
+    const { planned, budgets, outputs } = plan;
     const count = (kind: 'rate_limit' | 'budget') => this.options.rejections?.record(kind, organizationId);
     if (response.output) {
       this.options.metrics.outputTpmEvents.inc({ event: refusalEvents[response.output.state] });
@@ -310,14 +323,15 @@ export class CallerAdmission {
       this.options.metrics.budgetRejections.inc({ scope: overBudget.scope });
       count('budget');
       const headers = rateLimitHeaders([], planned);
-      return budgetRejection(overBudget, response.count, response.reset, response.now, headers);
+      const standing = { spent: response.count, reserved: response.reserved ?? 0, needed: plan.amount };
+      return budgetRejection(overBudget, standing, response.reset, response.now, headers);
     }
     const retryAfter = Math.max(1, Math.ceil((response.reset - response.now) / 1000));
     const failed = planned[response.failed];
     count('rate_limit');
     if (!failed) {
       this.options.metrics.rateLimitDecisions.inc('key', 'parallel', 'rejected');
-      return parallelLimitError(response.count, slotLimit, rateLimitHeaders([], planned));
+      return parallelLimitError(response.count, plan.slot?.limit, rateLimitHeaders([], planned));
     }
     this.options.metrics.rateLimitDecisions.inc(failed.scope, failed.dimension, 'rejected');
     const headers = rateLimitHeaders(
@@ -351,6 +365,18 @@ export class CallerAdmission {
     for (const item of planned)
       this.options.metrics.rateLimitDecisions.inc(item.scope, item.dimension, outcome);
   }
+}
+
+/** What an admission checks (see CallerAdmission.plan). */
+interface AdmissionPlan {
+  planned: readonly PlannedCheck[];
+  slot: { key: string; limit: number } | undefined;
+  budgets: BudgetPlan;
+  /** The reservation in micro-USD (0: none). */
+  amount: number;
+  outputs: readonly PlannedOutput[];
+  leases: LeaseSet | undefined;
+  request: AdmissionRequest;
 }
 
 const emptyTicket: AdmissionTicket = Object.freeze({

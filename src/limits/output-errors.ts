@@ -3,17 +3,10 @@
  * whose recorded output reached its limit, 503 `output_tpm_usage_unknown` while a scope's usage is
  * unknown for the minute, 503 `output_tpm_unavailable` while the counters cannot be trusted or read.
  * Each retries at the next UTC minute; none cools a provider down (admission precedes routing).
- * Also how a governed admission is sent (no per-process fallback).
  */
 import { ErrorType } from '../lib/error-catalogue.ts';
 import { GatewayError } from '../lib/gateway-error.ts';
-import type { Metrics } from '../observability/metrics.ts';
 import type { OutputRefusal } from '../store/shared/output-counters.ts';
-import {
-  OutputCountersUnsupportedError,
-  type SharedStore,
-  SharedStoreUnavailableError,
-} from '../store/shared/shared-store.ts';
 import { scopeLabels } from './limit-checks.ts';
 import { outputHeaders, type PlannedOutput, secondsToNextMinute } from './output-checks.ts';
 
@@ -69,33 +62,4 @@ export function outputUnavailable(
     retryAfter,
     headers,
   });
-}
-
-/**
- * Sends a governed admission: output policies have no per-process fallback (spec rule 10), so an
- * unreachable shared store, or one that cannot keep output counters, answers 503 output_tpm_unavailable
- * whatever the degraded mode.
- */
-export async function sendGoverned<T>(
-  store: SharedStore,
-  metrics: Metrics,
-  operation: (store: SharedStore) => Promise<T>,
-): Promise<{ response: T; store: SharedStore }> {
-  try {
-    if (!store.isAvailable()) throw new SharedStoreUnavailableError('known to be down');
-    return { response: await operation(store), store };
-  } catch (error) {
-    if (error instanceof SharedStoreUnavailableError) {
-      metrics.rateLimitStoreErrors.inc();
-      metrics.outputTpmEvents.inc({ event: 'unavailable' });
-      throw outputUnavailable('the shared store is unreachable.');
-    }
-    if (error instanceof OutputCountersUnsupportedError) {
-      metrics.outputTpmEvents.inc({ event: 'unavailable' });
-      throw outputUnavailable(
-        'output-token limits need the shared Redis store (general_settings.redis_url).',
-      );
-    }
-    throw error;
-  }
 }

@@ -89,6 +89,11 @@ export function createMetrics(options: { collectProcessMetrics: boolean }) {
       help: '1 while rate limits run on per-process counters because the shared store is down.',
       registers,
     }),
+    rateLimitLocalDecisions: new Counter({
+      name: 'gateway_ratelimit_local_decisions_total',
+      help: 'Admissions decided on per-process counters (fail_open) because the shared store was down or did not answer.',
+      registers,
+    }),
     outputTpmEvents: new Counter({
       name: 'gateway_output_tpm_events_total',
       help: 'Output-token governor events (admitted, denied, unknown_usage, unavailable, accounted, unknown, accounting_failed, saturated).',

@@ -1,7 +1,8 @@
 /**
  * The steps every proxied request shares, whatever its endpoint: find the model group the caller may
- * use and check that the endpoint serves its mode, admit the request against the caller's limits (and
- * read deployment usage for routing), and record the request's status and duration when it ends.
+ * use and check that the endpoint serves its mode, admit the request against the caller's limits and
+ * budgets (with the cost it may reach reserved on them, and deployment usage read for routing), and
+ * record the request's status and duration when it ends.
  */
 import { type Caller, mayUseModel } from '../canonical/caller.ts';
 import { ErrorType, errors } from '../lib/error-catalogue.ts';
@@ -98,6 +99,8 @@ export interface AdmittedRequest {
   startedAt: number;
   /** A text request: output-token limits apply (embeddings, images, audio and rerank are excluded). */
   countsOutput?: boolean;
+  /** A text request's max_tokens (or max_completion_tokens), when it sets one. */
+  maxOutputTokens?: number | null | undefined;
 }
 
 /** Admits a request against its caller's limits; the charge settles it later. A refusal is recorded and thrown. */
@@ -116,6 +119,7 @@ export async function admitRequest(
       requestId: request.requestId,
       reads: capacity.readKeys(deploymentIds),
       countsOutput: request.countsOutput === true,
+      reservationUsd: reservationUsd(parts, group, request),
     });
     const spend = accounting && {
       accounting,
@@ -133,6 +137,35 @@ export async function admitRequest(
     recordFinish(parts.metrics, request.model, statusOf(error), request.startedAt);
     throw error;
   }
+}
+
+/**
+ * The most a request may cost, reserved against the caller's budgets at admission: the prompt estimate
+ * at the input price plus max_tokens (for a text request without it, the configured default) at the
+ * output price, on the priciest deployment of the group. Undefined when no budget of the caller has a
+ * limit or no price is known (then nothing is reserved, as nothing would be charged).
+ */
+export function reservationUsd(
+  parts: AdmissionParts,
+  group: ModelGroup,
+  request: AdmittedRequest,
+): number | undefined {
+  const { accounting, admission } = parts;
+  if (!accounting || !request.caller.scopes.some((scope) => scope.budget?.maxMicros != null)) {
+    return undefined;
+  }
+  const output = request.countsOutput ? (request.maxOutputTokens ?? admission.reservedOutputTokens) : 0;
+  const usage = {
+    prompt_tokens: request.tokenEstimate,
+    completion_tokens: output,
+    total_tokens: request.tokenEstimate + output,
+  };
+  let highest: number | undefined;
+  for (const deployment of group.deployments) {
+    const cost = accounting.costOf(deployment.id, usage, request.model);
+    if (cost !== null && (highest === undefined || cost > highest)) highest = cost;
+  }
+  return highest;
 }
 
 /** Counts a finished request and its duration under its model. */

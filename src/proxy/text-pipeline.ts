@@ -200,6 +200,7 @@ export class TextPipeline {
       tokenEstimate: Math.ceil(context.bodyBytes / 4),
       startedAt: started,
       countsOutput: true,
+      maxOutputTokens: request.max_completion_tokens ?? request.max_tokens,
     });
   }
 

@@ -6,8 +6,8 @@
  * spend exactly once, the killed process's committed charges included.
  *
  * Slots: a crashed process cannot release the `max_parallel_requests` slots of its in-flight requests;
- * they are leases that expire after request_timeout_seconds + 30 s (limits.md). The test measures how
- * many are held right after the crash and that they are no more than the requests in flight at the kill.
+ * they are leases of 15 s that only a live process renews (limits.md). The test measures how many are
+ * held after the crash and that they are no more than the requests in flight at the kill.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -94,7 +94,7 @@ describe.runIf(await realBackendsAvailable())('a gateway process SIGKILLed under
       notes:
         `${inFlight.length} load requests and one held request in flight on the killed process; all failures on it; the other served ` +
         `everything and stayed ready; ${spend.chargedUnserved.length} charged at the kill without their answer; ${SLOTS - slots.served} slots held by the dead process until their ` +
-        `lease expires (request_timeout + 30 s); restart to ready ${secondsBetween(restartAt, readyAgainAt)} s`,
+        `lease expires (15 s without renewal); restart to ready ${secondsBetween(restartAt, readyAgainAt)} s`,
     });
 
     expect(h.processesAlive(), 'both processes run after the restart').toBe(true);

@@ -63,10 +63,9 @@ describe.each(await availableBackends())('budgets on %s', (_name, makeBackend) =
     return new CallerAdmission({
       store: store ?? (await processStore()),
       fallback: new MemorySharedStore(clock),
-      degradedMode: 'fail_open',
+      settings: { redis_degraded_mode: 'fail_open', budget_reservation_default_max_tokens: 4096 },
       metrics: createMetrics({ collectProcessMetrics: false }),
       logger,
-      slotLeaseMs: 60_000,
     });
   }
 

@@ -67,6 +67,16 @@ export class PrivateRedis {
     throw new Error('redis-server did not start within 5 s');
   }
 
+  /** Stalls the server (SIGSTOP): connections stay open, commands wait unanswered until `resume`. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Lets a paused server run again (SIGCONT); it then runs every command that waited. */
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** Kills the server (SIGKILL, as a crash would) and waits for it to exit. */
   async kill(): Promise<void> {
     const child = this.child;

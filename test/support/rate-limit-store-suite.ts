@@ -118,7 +118,7 @@ export function runRateLimitStoreSuite(name: string, create: () => Promise<RateL
         failed: 0,
         count: 2,
       });
-      await harness.store.settle({ adjustments: [], release: { key, member: 'a' } });
+      await harness.store.settle({ adjustments: [], release: { slots: [{ key, member: 'a' }] } });
       expect((await harness.store.admit({ checks: [], slot: slot('c') })).admitted).toBe(true);
       harness.clock.advance(30_001);
       expect((await harness.store.admit({ checks: [], slot: slot('d') })).admitted).toBe(true);

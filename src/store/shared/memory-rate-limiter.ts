@@ -1,8 +1,10 @@
 /**
  * The in-memory twin of the Redis rate-limit scripts: the same validate-then-increment admission,
- * windows, slots and settlement, on process memory (embedded default and fail_open degradation).
+ * windows, slots, budget reservations, leases and settlement, on process memory (embedded default and
+ * fail_open degradation).
  */
 import type { Clock } from '../../lib/clock.ts';
+import { MemoryLeases } from './memory-leases.ts';
 import {
   type AdmissionRequest,
   type AdmissionResponse,
@@ -13,17 +15,19 @@ import {
   windowEnd,
   windowKey,
 } from './rate-limit-counters.ts';
-import { OutputCountersUnsupportedError } from './shared-store.ts';
+import { OutputCountersUnsupportedError, SharedStoreUnavailableError } from './shared-store.ts';
 
 interface Counter {
   value: number;
   expiresAt: number;
 }
 
+type Rejection = Extract<AdmissionResponse, { admitted: false }>;
+
 export class MemoryRateLimiter {
   private readonly clock: Clock;
   private readonly counters = new Map<string, Counter>();
-  private readonly slots = new Map<string, Map<string, number>>();
+  private readonly leases = new MemoryLeases();
   private sweepAt = 0;
 
   constructor(clock: Clock) {
@@ -34,20 +38,13 @@ export class MemoryRateLimiter {
     // Output policies need the shared Redis store (spec output rule 10): no per-process twin.
     if (request.outputs?.length) throw new OutputCountersUnsupportedError();
     const now = this.clock.now();
+    if (request.deadline !== undefined && now > request.deadline) {
+      throw new SharedStoreUnavailableError('the admission reached the store after its deadline', 'late');
+    }
     this.sweep(now);
     const reads = (request.reads ?? []).map((key) => this.live(key, now)?.value ?? 0);
-    const budgets = request.budgets ?? [];
-    const spent: number[] = [];
-    for (let index = 0; index < budgets.length; index++) {
-      const budget = budgets[index]!;
-      const { key, end } = budgetKey(budget, now);
-      const value = this.live(key, now)?.value ?? 0;
-      if (budget.limit !== null && value >= budget.limit) {
-        const failed = request.checks.length + 1 + index;
-        return { admitted: false, now, failed, count: value, reset: end ?? 0, reads };
-      }
-      spent.push(value);
-    }
+    const budgets = this.checkBudgets(request, now, reads);
+    if (!Array.isArray(budgets)) return budgets;
     const planned: Array<{ key: string; reset: number; ttl: number; current: number }> = [];
     for (let index = 0; index < request.checks.length; index++) {
       const check = request.checks[index]!;
@@ -62,16 +59,10 @@ export class MemoryRateLimiter {
     }
     const slot = request.slot;
     if (slot) {
-      const leases = this.leases(slot.key, now);
-      if (leases.size >= slot.limit) {
-        return {
-          admitted: false,
-          now,
-          failed: request.checks.length,
-          count: leases.size,
-          reset: Math.min(...leases.values()),
-          reads,
-        };
+      const held = this.leases.slots(slot.key, now);
+      if (held.size >= slot.limit) {
+        const reset = Math.min(...held.values());
+        return { admitted: false, now, failed: request.checks.length, count: held.size, reset, reads };
       }
     }
     const counts = planned.map((plan, index) => {
@@ -80,9 +71,10 @@ export class MemoryRateLimiter {
       this.counters.set(plan.key, counter);
       return counter.value;
     });
-    if (slot) this.leases(slot.key, now).set(slot.member, now + slot.leaseMs);
+    if (slot) this.leases.slots(slot.key, now).set(slot.member, now + slot.leaseMs);
+    this.reserve(request, now);
     const resets = planned.map((plan) => plan.reset);
-    return { admitted: true, now, counts, resets, reads, spent, outputs: [] };
+    return { admitted: true, now, counts, resets, reads, spent: budgets, outputs: [] };
   }
 
   settle(request: SettlementRequest): void {
@@ -94,8 +86,48 @@ export class MemoryRateLimiter {
         this.counters.set(adjustment.key, { value: adjustment.delta, expiresAt: now + MINUTE_MS });
       }
     }
-    if (request.release) this.slots.get(request.release.key)?.delete(request.release.member);
     for (const charge of request.budgets ?? []) this.charge(charge, now);
+    if (request.release) this.leases.release(request.release);
+    if (request.renew) this.leases.renew(request.renew, now);
+  }
+
+  /** A minute counter's value (for tests and diagnostics). */
+  read(key: string): number {
+    return this.live(key, this.clock.now())?.value ?? 0;
+  }
+
+  /** Each budget's spend, or the refusal of the first whose spend and reservations leave no room. */
+  private checkBudgets(request: AdmissionRequest, now: number, reads: number[]): number[] | Rejection {
+    const budgets = request.budgets ?? [];
+    const amount = Math.max(0, Math.round(request.reservation?.amount ?? 0));
+    const spent: number[] = [];
+    for (let index = 0; index < budgets.length; index++) {
+      const budget = budgets[index]!;
+      const { key, end } = budgetKey(budget, now);
+      const value = this.live(key, now)?.value ?? 0;
+      if (budget.limit !== null) {
+        const held = value + this.leases.reserved(budget.key, now);
+        if (held >= budget.limit || held + amount > budget.limit) {
+          const failed = request.checks.length + 1 + index;
+          const reserved = held - value;
+          const rejection: Rejection = { admitted: false, now, failed, count: value, reset: end ?? 0, reads };
+          return reserved > 0 ? { ...rejection, reserved } : rejection;
+        }
+      }
+      spent.push(value);
+    }
+    return spent;
+  }
+
+  /** Holds the admission's reservation on every budget with a limit. */
+  private reserve(request: AdmissionRequest, now: number): void {
+    const reservation = request.reservation;
+    const amount = Math.max(0, Math.round(reservation?.amount ?? 0));
+    if (!reservation || amount === 0) return;
+    for (const budget of request.budgets ?? []) {
+      if (budget.limit === null) continue;
+      this.leases.reserve(budget.key, reservation.member, amount, now + reservation.leaseMs);
+    }
   }
 
   /** Adds to a budget counter of the current window, or raises it (reconciliation, same window only). */
@@ -112,11 +144,6 @@ export class MemoryRateLimiter {
       charge.raiseInWindow === undefined ? counter.value + amount : Math.max(counter.value, amount);
   }
 
-  /** A minute counter's value (for tests and diagnostics). */
-  read(key: string): number {
-    return this.live(key, this.clock.now())?.value ?? 0;
-  }
-
   private live(key: string, now: number): Counter | undefined {
     const counter = this.counters.get(key);
     if (counter && counter.expiresAt <= now) {
@@ -126,23 +153,10 @@ export class MemoryRateLimiter {
     return counter;
   }
 
-  private leases(key: string, now: number): Map<string, number> {
-    let leases = this.slots.get(key);
-    if (!leases) {
-      leases = new Map();
-      this.slots.set(key, leases);
-    }
-    for (const [member, expiresAt] of leases) if (expiresAt <= now) leases.delete(member);
-    return leases;
-  }
-
   private sweep(now: number): void {
     if (now < this.sweepAt) return;
     this.sweepAt = now + 10_000;
     for (const [key, counter] of this.counters) if (counter.expiresAt <= now) this.counters.delete(key);
-    for (const [key, leases] of this.slots) {
-      for (const [member, expiresAt] of leases) if (expiresAt <= now) leases.delete(member);
-      if (leases.size === 0) this.slots.delete(key);
-    }
+    this.leases.sweep(now);
   }
 }

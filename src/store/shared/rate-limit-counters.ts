@@ -2,7 +2,9 @@
  * The shapes of atomic rate-limit admission and settlement, shared by the Redis (Lua) and in-memory
  * implementations. Windows: a minute counter lives 60 seconds from its first increment (it carries its
  * own expiry, judged by the store's clock); hour and day counters end at the top of the clock hour and
- * at midnight UTC (their keys carry the window start).
+ * at midnight UTC (their keys carry the window start). In-flight leases (parallel slots and budget
+ * reservations) expire by themselves unless settlement renews them, so a dead process holds nothing
+ * for longer than one lease.
  */
 import type { OutputCheck, OutputEpochMark, OutputRefusal } from './output-counters.ts';
 
@@ -49,9 +51,33 @@ export interface BudgetCharge extends BudgetCounter {
   raiseInWindow?: number;
 }
 
+/**
+ * An estimate of the request's cost (integer micro-USD) held on every budget with a limit from admission
+ * until settlement releases it or its lease ends. A budget refuses when spend + reservations in flight +
+ * `amount` would pass it.
+ */
+export interface BudgetReservation {
+  /** Unique per admission. */
+  member: string;
+  amount: number;
+  leaseMs: number;
+}
+
 export interface AdmissionRequest {
   checks: readonly CounterCheck[];
   slot?: SlotCheck;
+  /**
+   * The store-clock time (epoch ms) after which this admission must change nothing: a script that
+   * reaches the store later (the caller gave up on it) is a no-op and the call fails
+   * (SharedStoreUnavailableError of kind `late`). The Redis store also sets its own, from its timeout.
+   */
+  deadline?: number;
+  /**
+   * Aborted when the caller stops waiting: the call fails at once (kind `silent`), and an admission the
+   * store still makes is undone when its answer arrives.
+   */
+  signal?: AbortSignal;
+  reservation?: BudgetReservation;
   /** Minute counters to read in the same round trip (deployment usage for routing). */
   reads?: readonly string[];
   /** Budgets, checked before every other check (read only: admission adds no spend). */
@@ -93,6 +119,8 @@ export type AdmissionResponse =
       count: number;
       reset: number;
       reads: number[];
+      /** A budget refusal: the reservations in flight on that budget (micro-USD; `count` is its spend). */
+      reserved?: number;
       /** Set when an output counter refused (then `failed` is -1). */
       output?: OutputRefusal;
     };
@@ -106,10 +134,31 @@ export interface CounterAdjustment {
   createMinute?: boolean;
 }
 
+/** A parallel slot's lease: the slot set's key and the admission's member. */
+export interface SlotLease {
+  key: string;
+  member: string;
+}
+
+/** A budget reservation's lease on one budget (`key`: the budget counter's key, without its window). */
+export interface ReservationLease {
+  key: string;
+  member: string;
+  amount: number;
+}
+
+export interface LeaseSet {
+  slots?: readonly SlotLease[];
+  reservations?: readonly ReservationLease[];
+}
+
 export interface SettlementRequest {
   adjustments: readonly CounterAdjustment[];
-  release?: { key: string; member: string };
   budgets?: readonly BudgetCharge[];
+  /** Leases this settlement ends; ending an ended or expired lease changes nothing (retries are safe). */
+  release?: LeaseSet;
+  /** Leases extended to the store's now + `leaseMs`; an ended or expired lease stays ended. */
+  renew?: LeaseSet & { leaseMs: number };
 }
 
 export const MINUTE_MS = 60_000;

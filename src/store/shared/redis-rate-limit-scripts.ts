@@ -1,13 +1,17 @@
 /**
  * Lua scripts for atomic rate limiting on Redis. Admission validates every counter and the slot first
  * and increments only when all pass, so a rejected request changes nothing and no scope keeps a
- * partial charge. Time is the Redis server's (TIME) unless the caller supplies one (tests).
+ * partial charge. Time is the Redis server's (TIME) unless the caller supplies one (tests). An admission
+ * that reaches Redis after its deadline (the gateway gave up on it) changes nothing and answers 5.
  *
  * Minute counters are hashes {n = count, e = expiry ms} judged against that time (Redis expiry only
  * cleans up); hour and day counters are plain integers whose keys carry the window start.
  *
  * Budget counters are integers (micro-USD) at `<key>:<durationMs>:<window index>` (expiring at the
- * window's end) or `<key>:life`; admission only reads them, settlement adds to them.
+ * window's end) or `<key>:life`; admission only reads them, settlement adds to them. Reservations in
+ * flight on a budget live beside it: `<key>:rz`, a sorted set of `<member>|<amount>` scored by lease
+ * expiry, and `<key>:rs`, their sum; expired members are swept (and taken off the sum) before each
+ * check, so an unsettled reservation frees itself when its lease ends.
  *
  * Output-token counters (output-counters.ts) are read after every other check, per UTC minute of `now`:
  * a counter at or above its limit answers 2, an unknown-usage marker 3; and the store epoch marker (a
@@ -18,16 +22,21 @@
  * state (a restore, a failover to a lagging replica), and pauses the same way.
  *
  * ADMIT  KEYS: counter keys…, [slot key], read keys…, budget keys…, [output keys…, epoch key]
- *        ARGV: now|'', checkCount, (window, limit, amount)…, slotLimit|'', slotMember, slotLeaseMs, readCount,
- *              budgetCount, (durationMs, limit|'')…, outputCount, epochId, seenId, seenSeq, outputLimit…
+ *        ARGV: now|'', deadline|'', checkCount, (window, limit, amount)…, slotLimit|'', slotMember,
+ *              slotLeaseMs, readCount, budgetCount, (durationMs, limit|'')…, reserveMember|'',
+ *              reserveAmount, reserveLeaseMs, outputCount, epochId, seenId, seenSeq, outputLimit…
  *        →  {1, now, count…, reset…, read…, spent…, output…}
- *           or {0, now, failedIndex(1-based), count, reset, read…}
- *           (a budget's failedIndex is checkCount + 1 + its 1-based index)
- *           or {2 exceeded | 3 unknown, now, outputIndex(1-based), recorded, 0, read…}
- *           or {4 unavailable, now, 0, pausedUntilMinute, 0, read…}
- * SETTLE KEYS: adjusted keys…, [slot key], budget keys…
- *        ARGV: now|'', adjustmentCount, (window, delta, createMinute)…, slotMember|'', budgetCount,
- *              (durationMs, amount, raiseInWindow|'')…
+ *           or {0, now, failedIndex(1-based), count, reset, reserved, read…}
+ *           (a budget's failedIndex is checkCount + 1 + its 1-based index; reserved: its reservations)
+ *           or {2 exceeded | 3 unknown, now, outputIndex(1-based), recorded, 0, 0, read…}
+ *           or {4 unavailable, now, 0, pausedUntilMinute, 0, 0, read…}
+ *           or {5 late, now}
+ * SETTLE KEYS: adjusted keys…, budget keys…, released slot keys…, released reservation budget keys…,
+ *              renewed slot keys…, renewed reservation budget keys…
+ *        ARGV: now|'', adjustmentCount, (window, delta, createMinute)…, budgetCount,
+ *              (durationMs, amount, raiseInWindow|'')…, releasedSlots, releasedReservations,
+ *              renewedSlots, renewedReservations, renewLeaseMs, then per lease in KEYS order its
+ *              member (slots) or member, amount (reservations)
  */
 import { STORE_CLOCK_LUA } from './redis-script-clock.ts';
 
@@ -50,11 +59,24 @@ local function budgetKey(base, durationText)
 end
 local function expireBudget(key, reset)
   if reset > 0 and redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, math.max(1, reset - now)) end
+end
+local function extendTtl(key, ms)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+end
+-- Sets a reservation sum to what is left, dropping it with its last member.
+local function keepSum(base, left)
+  if redis.call('ZCARD', base .. ':rz') == 0 then
+    redis.call('DEL', base .. ':rs')
+    return 0
+  end
+  if left < 0 then redis.call('SET', base .. ':rs', 0, 'KEEPTTL') return 0 end
+  return left
 end`;
 
 export const ADMIT_SCRIPT = `${CLOCK}
-local checkCount = tonumber(ARGV[2])
-local slotAt = 3 + checkCount * 3
+if ARGV[2] ~= '' and now > tonumber(ARGV[2]) then return {5, now} end
+local checkCount = tonumber(ARGV[3])
+local slotAt = 4 + checkCount * 3
 local slotLimit = ARGV[slotAt]
 local hasSlot = slotLimit ~= ''
 local readCount = tonumber(ARGV[slotAt + 3])
@@ -66,27 +88,46 @@ for i = 1, readCount do
   reads[i] = count
 end
 
-local function rejected(index, count, reset, code)
-  local result = {code or 0, now, index, count, reset}
-  for r = 1, readCount do result[5 + r] = reads[r] end
+local function rejected(index, count, reset, code, reserved)
+  local result = {code or 0, now, index, count, reset, reserved or 0}
+  for r = 1, readCount do result[6 + r] = reads[r] end
   return result
 end
 
-local budgetCount = tonumber(ARGV[slotAt + 4] or '0')
+-- The reservations still in flight on a budget, after sweeping those whose lease ended.
+local function reservedOn(base)
+  local zkey = base .. ':rz'
+  local expired = redis.call('ZRANGEBYSCORE', zkey, '-inf', now)
+  if #expired == 0 then return tonumber(redis.call('GET', base .. ':rs') or '0') end
+  local gone = 0
+  for _, member in ipairs(expired) do gone = gone + (tonumber(string.match(member, '|(%d+)$')) or 0) end
+  redis.call('ZREMRANGEBYSCORE', zkey, '-inf', now)
+  return keepSum(base, tonumber(redis.call('DECRBY', base .. ':rs', gone)))
+end
+
+local budgetCount = tonumber(ARGV[slotAt + 4])
 local budgetFrom = readFrom + readCount
+local reserveAt = slotAt + 5 + budgetCount * 2
+local reserveMember, reserveAmount = ARGV[reserveAt], tonumber(ARGV[reserveAt + 1])
 local spent = {}
 for b = 1, budgetCount do
   local at = slotAt + 5 + (b - 1) * 2
-  local key, reset = budgetKey(KEYS[budgetFrom + b], ARGV[at])
+  local base = KEYS[budgetFrom + b]
+  local key, reset = budgetKey(base, ARGV[at])
   local value = tonumber(redis.call('GET', key) or '0')
   local limit = ARGV[at + 1]
-  if limit ~= '' and value >= tonumber(limit) then return rejected(checkCount + 1 + b, value, reset) end
+  if limit ~= '' then
+    local held = value + reservedOn(base)
+    if held >= tonumber(limit) or held + reserveAmount > tonumber(limit) then
+      return rejected(checkCount + 1 + b, value, reset, 0, held - value)
+    end
+  end
   spent[b] = value
 end
 
 local keys, windows, counts, resets = {}, {}, {}, {}
 for i = 1, checkCount do
-  local at = 3 + (i - 1) * 3
+  local at = 4 + (i - 1) * 3
   local window, limit, amount = ARGV[at], tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
   local key, current, reset
   if window == 'minute' then
@@ -115,7 +156,7 @@ if hasSlot then
   end
 end
 
-local outputAt = slotAt + 5 + budgetCount * 2
+local outputAt = reserveAt + 3
 local outputCount = tonumber(ARGV[outputAt] or '0')
 local outputFrom = budgetFrom + budgetCount
 local recorded = {}
@@ -146,7 +187,7 @@ for i = 1, checkCount do
   if windows[i] == 'minute' then
     saveMinute(keys[i], counts[i], resets[i])
   else
-    redis.call('INCRBY', keys[i], ARGV[3 + (i - 1) * 3 + 2])
+    redis.call('INCRBY', keys[i], ARGV[4 + (i - 1) * 3 + 2])
     if redis.call('PTTL', keys[i]) < 0 then redis.call('PEXPIRE', keys[i], resets[i] - now) end
   end
 end
@@ -154,7 +195,19 @@ if hasSlot then
   local slotKey = KEYS[checkCount + 1]
   local lease = tonumber(ARGV[slotAt + 2])
   redis.call('ZADD', slotKey, now + lease, ARGV[slotAt + 1])
-  redis.call('PEXPIRE', slotKey, lease)
+  extendTtl(slotKey, lease)
+end
+if reserveMember ~= '' and reserveAmount > 0 then
+  local lease = tonumber(ARGV[reserveAt + 2])
+  for b = 1, budgetCount do
+    if ARGV[slotAt + 5 + (b - 1) * 2 + 1] ~= '' then
+      local base = KEYS[budgetFrom + b]
+      redis.call('ZADD', base .. ':rz', now + lease, reserveMember .. '|' .. reserveAmount)
+      redis.call('INCRBY', base .. ':rs', reserveAmount)
+      extendTtl(base .. ':rz', lease)
+      extendTtl(base .. ':rs', lease)
+    end
+  end
 end
 
 local result = {1, now}
@@ -182,13 +235,11 @@ for i = 1, count do
     if redis.call('INCRBY', key, delta) < 0 then redis.call('SET', key, 0, 'KEEPTTL') end
   end
 end
-local member = ARGV[3 + count * 3]
-if member ~= '' then redis.call('ZREM', KEYS[count + 1], member) end
-local budgetFrom = count + (member ~= '' and 1 or 0)
-local budgetCount = tonumber(ARGV[4 + count * 3] or '0')
+local budgetAt = 3 + count * 3
+local budgetCount = tonumber(ARGV[budgetAt])
 for b = 1, budgetCount do
-  local at = 5 + count * 3 + (b - 1) * 3
-  local key, reset, index = budgetKey(KEYS[budgetFrom + b], ARGV[at])
+  local at = budgetAt + 1 + (b - 1) * 3
+  local key, reset, index = budgetKey(KEYS[count + b], ARGV[at])
   local raise = ARGV[at + 2]
   if raise == '' then
     redis.call('INCRBY', key, ARGV[at + 1])
@@ -197,5 +248,45 @@ for b = 1, budgetCount do
     redis.call('SET', key, ARGV[at + 1], 'KEEPTTL')
     expireBudget(key, reset)
   end
+end
+
+-- A lease is renewed only while it has not expired (an expired one stays ended even before a sweep).
+local function live(key, member)
+  local expires = redis.call('ZSCORE', key, member)
+  return expires and tonumber(expires) > now
+end
+local leaseAt = budgetAt + 1 + budgetCount * 3
+local lease = tonumber(ARGV[leaseAt + 4])
+local k, a = count + budgetCount, leaseAt + 5
+for _ = 1, tonumber(ARGV[leaseAt]) do
+  k = k + 1
+  redis.call('ZREM', KEYS[k], ARGV[a])
+  a = a + 1
+end
+for _ = 1, tonumber(ARGV[leaseAt + 1]) do
+  k = k + 1
+  local base, amount = KEYS[k], tonumber(ARGV[a + 1])
+  if redis.call('ZREM', base .. ':rz', ARGV[a] .. '|' .. ARGV[a + 1]) == 1 then
+    keepSum(base, tonumber(redis.call('DECRBY', base .. ':rs', amount)))
+  end
+  a = a + 2
+end
+for _ = 1, tonumber(ARGV[leaseAt + 2]) do
+  k = k + 1
+  if live(KEYS[k], ARGV[a]) then
+    redis.call('ZADD', KEYS[k], now + lease, ARGV[a])
+    extendTtl(KEYS[k], lease)
+  end
+  a = a + 1
+end
+for _ = 1, tonumber(ARGV[leaseAt + 3]) do
+  k = k + 1
+  local base, member = KEYS[k], ARGV[a] .. '|' .. ARGV[a + 1]
+  if live(base .. ':rz', member) then
+    redis.call('ZADD', base .. ':rz', now + lease, member)
+    extendTtl(base .. ':rz', lease)
+    extendTtl(base .. ':rs', lease)
+  end
+  a = a + 2
 end
 return 1`;

@@ -1,9 +1,11 @@
 /**
  * SharedStore on Redis (ioredis). Commands fail fast: no offline queue while disconnected, and a
- * command timeout in tens of milliseconds (store-timeout.ts).
+ * bounded command timeout (store-timeout.ts). An admission carries the time this store gives up on it,
+ * in Redis's clock, so one that reaches Redis later changes nothing; one answered too late is undone.
  */
-import { Redis } from 'ioredis';
-import type { Clock } from '../../lib/clock.ts';
+import type { Redis } from 'ioredis';
+import { type Clock, systemClock } from '../../lib/clock.ts';
+import { createRedisClient } from './create-redis-client.ts';
 import {
   OUTPUT_BUCKET_GRACE_MS,
   OUTPUT_COUNTER_MAX,
@@ -11,11 +13,17 @@ import {
   OUTPUT_RECEIPT_TTL_MS,
   type OutputRecorded,
   type OutputRecording,
-  type OutputRefusal,
   outputReceiptKey,
   storedOutputBase,
 } from './output-counters.ts';
 import type { AdmissionRequest, AdmissionResponse, SettlementRequest } from './rate-limit-counters.ts';
+import {
+  admissionCall,
+  admissionReply,
+  type KeyNames,
+  settlementCall,
+  undoAdmission,
+} from './redis-admission.ts';
 import {
   ENSURE_OUTPUT_EPOCH_SCRIPT,
   MARK_OUTPUT_UNKNOWN_SCRIPT,
@@ -23,8 +31,10 @@ import {
 } from './redis-output-scripts.ts';
 import { redisMatchPattern, unlinkMatching } from './redis-pattern-delete.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './redis-rate-limit-scripts.ts';
+import { RedisSubscriptions } from './redis-subscriptions.ts';
 import { type SharedStore, SharedStoreUnavailableError } from './shared-store.ts';
-import { withTimeout } from './store-timeout.ts';
+import { StoreClockOffset } from './store-clock-offset.ts';
+import { type TimeoutOptions, withTimeout } from './store-timeout.ts';
 
 /** The scripts ioredis defines as commands (sent as EVALSHA, loaded on first use). */
 interface ScriptCommands {
@@ -60,6 +70,13 @@ for index, key in ipairs(KEYS) do
 end
 return 0`;
 
+/**
+ * How many command timeouts a slow admission is waited for while other replies keep arriving. Its
+ * script can take effect only within the first (its deadline), so the answer, when it comes, says for
+ * sure whether it did: waiting for it never counts a request twice, as sending it again would.
+ */
+const ADMISSION_PATIENCE = 5;
+
 export interface RedisSharedStoreOptions {
   url: string;
   /** Prepended to every key and channel, so deployments (and tests) can share one Redis. */
@@ -67,27 +84,39 @@ export interface RedisSharedStoreOptions {
   commandTimeoutMs: number;
   /** Time for rate-limit windows; by default the Redis server's clock (TIME). Tests inject one. */
   clock?: Clock;
+  /** This process's clock, whose offset to Redis TIME dates admission deadlines (default: the system's). */
+  processClock?: Clock;
 }
 
 export class RedisSharedStore implements SharedStore {
   readonly kind = 'redis' as const;
   readonly prefix: string;
   readonly client: Redis;
-  private subscriber: Redis | undefined;
-  private readonly url: string;
   private readonly commandTimeoutMs: number;
   private readonly clock: Clock | undefined;
-  private readonly handlers = new Map<
-    string,
-    { onMessage: (message: string) => void; onResync: () => void }
-  >();
+  private readonly offset: StoreClockOffset;
+  private readonly names: KeyNames;
+  /** The latest sampling of Redis TIME (resolves false when it failed). */
+  private clockSampled: Promise<boolean> = Promise.resolve(false);
+  /** performance.now() of the last reply on the command connection. */
+  private lastReplyAt = 0;
+  /** Admissions answered after this store gave up on them, and undone (for diagnostics). */
+  lateAdmissions = 0;
+  private readonly subscriptions: RedisSubscriptions;
 
   constructor(options: RedisSharedStoreOptions) {
-    this.url = options.url;
+    this.subscriptions = new RedisSubscriptions(options.url);
     this.prefix = options.prefix;
     this.commandTimeoutMs = options.commandTimeoutMs;
     this.clock = options.clock;
-    this.client = createClient(options.url);
+    this.offset = new StoreClockOffset(options.processClock ?? systemClock);
+    this.names = {
+      key: (name) => this.prefix + name,
+      outputKey: (base) => this.outputKey(base),
+    };
+    this.client = createRedisClient(options.url);
+    // Each (re)connection samples Redis TIME, so the first admission already carries a deadline.
+    this.client.on('ready', () => void this.sampleClock());
     this.client.defineCommand('switchboardAdmit', { lua: ADMIT_SCRIPT });
     this.client.defineCommand('switchboardSettle', { lua: SETTLE_SCRIPT });
     this.client.defineCommand('switchboardRecordOutput', { lua: RECORD_OUTPUT_SCRIPT });
@@ -96,56 +125,44 @@ export class RedisSharedStore implements SharedStore {
   }
 
   async admit(request: AdmissionRequest): Promise<AdmissionResponse> {
-    const { checks, slot } = request;
-    const reads = request.reads ?? [];
-    const budgets = request.budgets ?? [];
-    const outputs = request.outputs ?? [];
-    const keys = [
-      ...checks.map((check) => this.prefix + check.key),
-      ...(slot ? [this.prefix + slot.key] : []),
-      ...reads.map((key) => this.prefix + key),
-      ...budgets.map((budget) => this.prefix + budget.key),
-      ...outputs.map((output) => this.outputKey(output.key)),
-      ...(outputs.length > 0 ? [this.prefix + OUTPUT_EPOCH_KEY] : []),
-    ];
-    const args: Array<string | number> = [this.clock ? this.clock.now() : '', checks.length];
-    for (const check of checks) args.push(check.window, check.limit, check.amount);
-    args.push(slot ? slot.limit : '', slot?.member ?? '', slot?.leaseMs ?? 0, reads.length, budgets.length);
-    for (const budget of budgets) args.push(budget.durationMs, budget.limit ?? '');
-    args.push(
-      outputs.length,
-      request.epochId ?? '',
-      request.epochSeen?.id ?? '',
-      request.epochSeen?.seq ?? 0,
-    );
-    for (const output of outputs) args.push(output.limit);
+    const sentAt = this.offset.now();
+    const now = this.clock ? this.clock.now() : '';
+    const { keys, args } = admissionCall(request, this.names, now, this.deadline(request, now));
     const scripts = this.client as unknown as ScriptCommands;
-    const reply = (await this.run(() => scripts.switchboardAdmit(keys.length, ...keys, ...args))).map(Number);
-    const now = reply[1]!;
-    if (reply[0] === 1) {
-      const count = checks.length;
-      const readsAt = 2 + count * 2;
-      const spentAt = readsAt + reads.length;
-      return {
-        admitted: true,
-        now,
-        counts: reply.slice(2, 2 + count),
-        resets: reply.slice(2 + count, readsAt),
-        reads: reply.slice(readsAt, spentAt),
-        spent: reply.slice(spentAt, spentAt + budgets.length),
-        outputs: reply.slice(spentAt + budgets.length),
-      };
+    const reply = await this.run(() => scripts.switchboardAdmit(keys.length, ...keys, ...args), {
+      onLate: (late) => this.undoLate(request, late.map(Number)),
+      signal: request.signal,
+      patience: ADMISSION_PATIENCE,
+    });
+    const response = admissionReply(reply.map(Number), request);
+    if (response === 'late') {
+      throw new SharedStoreUnavailableError('the admission reached Redis after its deadline', 'late');
     }
-    const output = outputRefusal(reply);
-    return {
-      admitted: false,
-      now,
-      failed: output ? -1 : reply[2]! - 1,
-      count: reply[3]!,
-      reset: reply[4]!,
-      reads: reply.slice(5),
-      ...(output ? { output } : {}),
-    };
+    if (!this.clock) this.offset.observe(response.now, sentAt);
+    return response;
+  }
+
+  /**
+   * The store-clock time after which an admission must change nothing: when this store gives up on it
+   * (its command timeout), or the request's own deadline if that is sooner. None until the offset to
+   * the Redis clock is known (the first connection samples it).
+   */
+  private deadline(request: AdmissionRequest, now: number | ''): number | '' {
+    const own = now === '' ? this.offset.storeTime() : now;
+    const mine = own === undefined ? undefined : own + this.commandTimeoutMs;
+    const deadline =
+      mine === undefined ? request.deadline : Math.min(mine, request.deadline ?? Number.POSITIVE_INFINITY);
+    return deadline ?? '';
+  }
+
+  /** An admission answered after this store gave up on it: whatever it took is given back. */
+  private undoLate(request: AdmissionRequest, reply: readonly number[]): void {
+    const response = admissionReply(reply, request);
+    if (response === 'late' || !response.admitted) return;
+    this.lateAdmissions++;
+    this.settle(undoAdmission(request, response.now)).catch(() => {
+      // Its leases still expire by themselves; its counters keep the charge until their window ends.
+    });
   }
 
   async recordOutput(request: OutputRecording): Promise<OutputRecorded> {
@@ -207,22 +224,10 @@ export class RedisSharedStore implements SharedStore {
   }
 
   async settle(request: SettlementRequest): Promise<void> {
-    const { adjustments, release } = request;
-    const budgets = request.budgets ?? [];
-    if (adjustments.length === 0 && !release && budgets.length === 0) return;
-    const keys = [
-      ...adjustments.map((adjustment) => this.prefix + adjustment.key),
-      ...(release ? [this.prefix + release.key] : []),
-      ...budgets.map((budget) => this.prefix + budget.key),
-    ];
-    const args: Array<string | number> = [this.clock ? this.clock.now() : '', adjustments.length];
-    for (const adjustment of adjustments)
-      args.push(adjustment.window, adjustment.delta, adjustment.createMinute ? '1' : '0');
-    args.push(release?.member ?? '', budgets.length);
-    for (const budget of budgets)
-      args.push(budget.durationMs, Math.round(budget.amount), budget.raiseInWindow ?? '');
+    const call = settlementCall(request, this.names, this.clock ? this.clock.now() : '');
+    if (!call) return;
     const scripts = this.client as unknown as ScriptCommands;
-    await this.run(() => scripts.switchboardSettle(keys.length, ...keys, ...args));
+    await this.run(() => scripts.switchboardSettle(call.keys.length, ...call.keys, ...call.args));
   }
 
   isAvailable(): boolean {
@@ -230,8 +235,19 @@ export class RedisSharedStore implements SharedStore {
   }
 
   async time(): Promise<number> {
+    const sentAt = this.offset.now();
     const [seconds, microseconds] = await this.run(() => this.client.time());
-    return Number(seconds) * 1000 + Math.floor(Number(microseconds) / 1000);
+    const now = Number(seconds) * 1000 + Math.floor(Number(microseconds) / 1000);
+    this.offset.observe(now, sentAt);
+    return now;
+  }
+
+  private async sampleClock(): Promise<void> {
+    this.clockSampled = this.time().then(
+      () => true,
+      () => false,
+    );
+    await this.clockSampled;
   }
 
   async ping(): Promise<void> {
@@ -301,9 +317,18 @@ export class RedisSharedStore implements SharedStore {
     );
   }
 
-  /** Waits until the first connection is ready, or `timeoutMs` passes; true when connected. */
+  /**
+   * Waits until the first connection is ready and Redis's clock was sampled, or `timeoutMs` passes;
+   * true when connected.
+   */
   async waitUntilReady(timeoutMs: number): Promise<boolean> {
-    if (this.client.status === 'ready') return true;
+    const ready = await this.waitForConnection(timeoutMs);
+    if (ready) await this.clockSampled;
+    return ready;
+  }
+
+  private waitForConnection(timeoutMs: number): Promise<boolean> {
+    if (this.client.status === 'ready') return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         this.client.off('ready', onReady);
@@ -326,32 +351,12 @@ export class RedisSharedStore implements SharedStore {
     onMessage: (message: string) => void,
     onResync: () => void,
   ): Promise<void> {
-    this.handlers.set(this.prefix + channel, { onMessage, onResync });
-    if (!this.subscriber) {
-      const subscriber = createClient(this.url, { enableOfflineQueue: true, autoResubscribe: false });
-      this.subscriber = subscriber;
-      subscriber.on('message', (name: string, message: string) =>
-        this.handlers.get(name)?.onMessage(message),
-      );
-      let connectedBefore = false;
-      // On every (re)connection: subscribe to every channel, and let caches drop what they hold,
-      // because messages published while disconnected are lost.
-      subscriber.on('ready', () => {
-        subscriber.subscribe(...this.handlers.keys()).catch(() => {});
-        if (connectedBefore) for (const handler of this.handlers.values()) handler.onResync();
-        connectedBefore = true;
-      });
-      subscriber.on('close', () => {
-        if (connectedBefore) for (const handler of this.handlers.values()) handler.onResync();
-      });
-    } else if (this.subscriber.status === 'ready') {
-      await this.subscriber.subscribe(this.prefix + channel);
-    }
+    await this.subscriptions.add(this.prefix + channel, { onMessage, onResync });
   }
 
   async close(): Promise<void> {
     this.client.disconnect();
-    this.subscriber?.disconnect();
+    this.subscriptions.close();
   }
 
   /** An output counter's stored base, bounded in bytes together with this store's prefix. */
@@ -359,41 +364,22 @@ export class RedisSharedStore implements SharedStore {
     return this.prefix + storedOutputBase(this.prefix, base);
   }
 
-  private run<T>(command: () => Promise<T>): Promise<T> {
+  private run<T>(
+    command: () => Promise<T>,
+    options: Omit<TimeoutOptions<T>, 'lastReplyAt'> = {},
+  ): Promise<T> {
     if (this.client.status !== 'ready') {
       return Promise.reject(new SharedStoreUnavailableError(`redis connection is ${this.client.status}`));
     }
-    return withTimeout(command(), this.commandTimeoutMs);
+    if (options.signal?.aborted) {
+      return Promise.reject(new SharedStoreUnavailableError('the caller stopped waiting', 'silent'));
+    }
+    const sent = command();
+    // Any reply, an error reply too, shows the connection is alive (a timeout is then slow, not silent).
+    const replied = () => {
+      this.lastReplyAt = performance.now();
+    };
+    sent.then(replied, replied);
+    return withTimeout(sent, this.commandTimeoutMs, { lastReplyAt: () => this.lastReplyAt, ...options });
   }
-}
-
-/** The output refusal of an admission reply (codes 2–4 of the admission script), if it is one. */
-function outputRefusal(reply: readonly number[]): OutputRefusal | undefined {
-  switch (reply[0]) {
-    case 2:
-      return { state: 'exceeded', index: reply[2]! - 1, recorded: reply[3]! };
-    case 3:
-      return { state: 'unknown', index: reply[2]! - 1 };
-    case 4:
-      return { state: 'unavailable', until: reply[3]! };
-    default:
-      return undefined;
-  }
-}
-
-function createClient(
-  url: string,
-  overrides: { enableOfflineQueue?: boolean; autoResubscribe?: boolean } = {},
-): Redis {
-  const client = new Redis(url, {
-    enableOfflineQueue: overrides.enableOfflineQueue ?? false,
-    autoResubscribe: overrides.autoResubscribe ?? true,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
-    enableAutoPipelining: true,
-  });
-  // Errors surface through failing commands and readiness; an unhandled 'error' event would crash.
-  client.on('error', () => {});
-  return client;
 }

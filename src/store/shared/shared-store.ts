@@ -32,9 +32,12 @@ export interface SharedStore {
    * (after the subscription is re-established), so caches can drop everything they hold.
    */
   subscribe(channel: string, onMessage: (message: string) => void, onResync: () => void): Promise<void>;
-  /** Atomically validates every counter and the slot, and increments them only when all pass. */
+  /**
+   * Atomically validates every counter, the slot and the budgets (with their reservations in flight),
+   * and increments, leases and reserves only when all pass. Past `deadline` it changes nothing.
+   */
   admit(request: AdmissionRequest): Promise<AdmissionResponse>;
-  /** Corrects counters (never below zero) and releases a slot, in one round trip. */
+  /** Corrects counters (never below zero), charges budgets, ends and renews leases, in one round trip. */
   settle(request: SettlementRequest): Promise<void>;
   /**
    * Output-token governance (output-counters.ts), Redis only: the memory store rejects these with
@@ -72,10 +75,21 @@ export class OutputCountersUnsupportedError extends Error {
   }
 }
 
+/**
+ * Why the store did not answer: `disconnected` (no connection, or it broke), `silent` (nothing at all
+ * came back from the store since the command was sent: it hangs), `slow` (the timeout passed while
+ * other replies kept arriving: slow, not down), `late` (the command reached the store after its
+ * deadline and changed nothing).
+ */
+export type StoreFailure = 'disconnected' | 'silent' | 'slow' | 'late';
+
 /** The store did not answer in time or is disconnected. */
 export class SharedStoreUnavailableError extends Error {
-  constructor(reason: string) {
+  readonly failure: StoreFailure;
+
+  constructor(reason: string, failure: StoreFailure = 'disconnected') {
     super(`shared store unavailable: ${reason}`);
     this.name = 'SharedStoreUnavailableError';
+    this.failure = failure;
   }
 }
