@@ -45,7 +45,8 @@ model_list:
     params: { provider: openai, model: up, api_base: "${upstream.baseUrl}" }
     model_info: { id: billed-1, input_cost_per_token: 0, output_cost_per_token: 0.05 }
 `,
-      generalSettings: '  budget_reconcile_interval_seconds: 0\n',
+      // No reservation beyond max_tokens: these tests pin what a cut stream is charged, not admission.
+      generalSettings: '  budget_reconcile_interval_seconds: 0\n  budget_reservation_default_max_tokens: 0\n',
     });
   });
   afterAll(async () => {
@@ -111,7 +112,8 @@ model_list:
   });
 
   it('charges an estimate when the usage event never comes, marks it estimated, and the budget then refuses', async () => {
-    const key = await gateway.createKey({ max_budget: 0.2 });
+    // max_tokens 5 reserves $0.25 at admission: the whole budget, which the estimate then spends.
+    const key = await gateway.createKey({ max_budget: 0.25 });
     const client = clientOf(key);
     upstream.defaultScenario = { kind: 'answer', text: 'one two three four', withholdUsage: true };
     // Six chunks were read (role, four words, finish): the estimate's completion, capped at max_tokens.
