@@ -44,11 +44,13 @@ describe.runIf(await realBackendsAvailable())('migration locks on PostgreSQL', (
     const database = await createDatabase({ url: TEST_DATABASE_URL, poolSize: 1, schema });
     await migrateToLatest(database);
     await database.close();
-    // 0010 pending again: it updates `batches`, which a long transaction below holds in SHARE mode.
+    // The last migration (0014) pending again: it reads `batch_files`, which a long transaction below
+    // holds in ACCESS EXCLUSIVE mode. (Only the last one can be made pending: Kysely refuses a gap.)
     const holder = await client();
     await holder.query(`set search_path = "${schema}"`);
-    await holder.query(`delete from kysely_migration where name = '0010-batch-finalization-leases'`);
-    await holder.query('drop table batch_finalizations');
+    await holder.query(`delete from kysely_migration where name = '0014-batch-file-chunks'`);
+    await holder.query('drop table batch_file_chunks');
+    await holder.query('drop table batch_file_pending');
     const config = join(folder, `${schema}.yaml`);
     writeFileSync(
       config,
@@ -57,12 +59,12 @@ describe.runIf(await realBackendsAvailable())('migration locks on PostgreSQL', (
     let released = false;
     try {
       await holder.query('begin');
-      await holder.query('lock table batches in share mode');
+      await holder.query('lock table batch_files in access exclusive mode');
       const result = await runCli(['migrate', '--config', config]);
       expect(released, 'the migration gave up while the lock was still held').toBe(false);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(
-        /0010-batch-finalization-leases failed: canceling statement due to lock timeout/,
+        /0014-batch-file-chunks failed: canceling statement due to lock timeout/,
       );
       expect(result.stderr).toContain('database_migration_lock_timeout_ms');
     } finally {
@@ -70,8 +72,8 @@ describe.runIf(await realBackendsAvailable())('migration locks on PostgreSQL', (
       released = true;
     }
     try {
-      const applied = await holder.query(`select name from kysely_migration where name like '0010%'`);
-      const table = await holder.query(`select to_regclass('batch_finalizations') as found`);
+      const applied = await holder.query(`select name from kysely_migration where name like '0014%'`);
+      const table = await holder.query(`select to_regclass('batch_file_chunks') as found`);
       expect([applied.rows.length, table.rows[0].found]).toEqual([0, null]);
     } finally {
       await holder.end();
