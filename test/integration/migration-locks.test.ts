@@ -63,9 +63,7 @@ describe.runIf(await realBackendsAvailable())('migration locks on PostgreSQL', (
       const result = await runCli(['migrate', '--config', config]);
       expect(released, 'the migration gave up while the lock was still held').toBe(false);
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(
-        /0014-batch-file-chunks failed: canceling statement due to lock timeout/,
-      );
+      expect(result.stderr).toMatch(/0014-batch-file-chunks failed: canceling statement due to lock timeout/);
       expect(result.stderr).toContain('database_migration_lock_timeout_ms');
     } finally {
       await holder.query('rollback');
