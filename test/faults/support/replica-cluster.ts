@@ -135,8 +135,8 @@ general_settings:
   master_key: ${this.masterKey}
   database_url: ${JSON.stringify(databaseUrl)}
   redis_url: ${JSON.stringify(this.options.redisUrl)}
-  # Exactness is under test: a shared 2-core machine can delay Redis replies past the 50 ms default,
-  # and fail_open would then (by design) admit on per-process counters.
+  # Exactness is under test: a shared 2-core machine running three replicas and HAProxy can delay
+  # Redis replies by seconds; a stall past the timeout (three in a row) would turn to per-process counters.
   redis_command_timeout_ms: 2000
 ${this.options.generalSettings ?? ''}`,
     );
