@@ -138,9 +138,35 @@ describe.each(await availableBackends())('budget reservations on %s', (_name, ma
       expect(await burst(gateway, {})).toMatchObject({ served: 5, refused: REQUESTS - 5 });
     });
 
-    it('with 0, a request without max_tokens reserves only its prompt (free here): all 30 run', async () => {
+    // One request at a time, so the rule does not depend on how many of a burst overlap on a loaded
+    // machine: a $0.10 budget is below one answer's real cost ($0.20).
+    it('with 0, a request without max_tokens reserves only its prompt (free here): it fits a budget below its answer', async () => {
       const gateway = await gatewayWith('  budget_reservation_default_max_tokens: 0\n');
-      expect(await burst(gateway, {})).toMatchObject({ served: REQUESTS, refused: 0 });
+      const admits = vi.spyOn(gateway.gateway.store, 'admit');
+      const created = await gateway.admin('POST', '/ui/api/keys', { max_budget: 0.1 });
+      const client = new OpenAI({
+        apiKey: created.body.key,
+        baseURL: `${gateway.baseUrl}/v1`,
+        maxRetries: 0,
+      });
+      await expect(
+        client.chat.completions.create({ model: 'quick', messages: [{ role: 'user', content: 'hi' }] }),
+      ).resolves.toBeDefined();
+      expect(admits.mock.calls.at(-1)![0].reservation?.amount ?? 0).toBe(0);
+    });
+
+    it('with 10, the same request reserves $0.20 and does not fit that budget', async () => {
+      const gateway = await gatewayWith('  budget_reservation_default_max_tokens: 10\n');
+      const created = await gateway.admin('POST', '/ui/api/keys', { max_budget: 0.1 });
+      const client = new OpenAI({
+        apiKey: created.body.key,
+        baseURL: `${gateway.baseUrl}/v1`,
+        maxRetries: 0,
+      });
+      const refused = await client.chat.completions
+        .create({ model: 'quick', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: InstanceType<typeof OpenAI.APIError>) => error);
+      expect(refused).toMatchObject({ status: 429, code: 'key_budget_exceeded' });
     });
 
     it('by default (4096 tokens, $81.92 here) a request without max_tokens does not fit a $1 budget', async () => {
