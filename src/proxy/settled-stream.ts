@@ -123,12 +123,14 @@ async function drainForUsage<C>(
   settleLeft(settlement, drain);
 }
 
+/** Charges a call whose caller is gone: 499, or 503 for a stream a shutdown cut (its `not_ready` event). */
 function settleLeft<C>(settlement: StreamSettlement<C>, drain: StreamDrain): void {
+  const status = drain.upstream.cutByShutdown ? 503 : 499;
   drain.upstream.end();
   try {
     drain.chargeLeft();
   } finally {
-    settleQuietly(settlement.charge, 499);
-    settlement.finish(499);
+    settleQuietly(settlement.charge, status);
+    settlement.finish(status);
   }
 }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UpstreamSignal } from './upstream-signal.ts';
+import { StreamCutByShutdown, UpstreamSignal } from './upstream-signal.ts';
 
 describe('UpstreamSignal (the upstream call of a caller who may leave)', () => {
   beforeEach(() => {
@@ -34,6 +34,16 @@ describe('UpstreamSignal (the upstream call of a caller who may leave)', () => {
     upstream.startDrain();
     vi.advanceTimersByTime(500);
     expect(upstream.signal.aborted).toBe(true);
+  });
+
+  it('aborts at once, without the drain, when a shutdown cut the stream (charged before the process exits)', () => {
+    const caller = new AbortController();
+    const upstream = new UpstreamSignal(caller.signal, 3000);
+    upstream.outliveCaller();
+    caller.abort(new StreamCutByShutdown());
+    expect(upstream.signal.aborted).toBe(true);
+    expect(upstream.cutByShutdown).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('holds nothing once the call ended: no timer, no abort later', () => {

@@ -9,6 +9,18 @@
 /** How long an upstream call outlives a caller who left, for its usage report. */
 export const USAGE_DRAIN_MS = 3_000;
 
+/**
+ * The caller's abort reason when a shutdown cut its stream (open-streams.ts): the process is leaving,
+ * so its upstream call stops at once, without the drain, and is charged what was read (else the
+ * estimate) while the spend can still be written.
+ */
+export class StreamCutByShutdown extends Error {
+  constructor() {
+    super('the stream was cut by the shutdown');
+    this.name = 'StreamCutByShutdown';
+  }
+}
+
 export class UpstreamSignal {
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
@@ -17,7 +29,7 @@ export class UpstreamSignal {
   private outlives = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly onCallerLeft = (): void => {
-    if (this.outlives) this.startDrain();
+    if (this.outlives && !this.cutByShutdown) this.startDrain();
     else this.controller.abort(this.caller.reason);
   };
 
@@ -34,10 +46,15 @@ export class UpstreamSignal {
     return this.caller.aborted;
   }
 
+  /** Whether the caller is gone because a shutdown cut its stream (not because it left). */
+  get cutByShutdown(): boolean {
+    return this.caller.aborted && this.caller.reason instanceof StreamCutByShutdown;
+  }
+
   /** From now on the caller's disconnect gives the upstream call the drain time instead of aborting it. */
   outliveCaller(): void {
     this.outlives = true;
-    if (this.caller.aborted) this.startDrain();
+    if (this.caller.aborted) this.onCallerLeft();
   }
 
   /**

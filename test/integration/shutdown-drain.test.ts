@@ -8,7 +8,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeOpenAiAudioServer } from '../fakes/fake-openai-audio-server.ts';
 import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
-import { type Backend, sqliteBackend } from '../support/backends.ts';
+import { type Backend, openBackendDatabase, sqliteBackend } from '../support/backends.ts';
 import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
 
 describe('draining for a shutdown', () => {
@@ -17,12 +17,13 @@ describe('draining for a shutdown', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function start(): Promise<{
+  async function start(generalSettings = ''): Promise<{
     gateway: TestGateway;
     upstream: FakeOpenAiServer;
     audio: FakeOpenAiAudioServer;
     logs: any[];
     key: string;
+    backend: Backend;
   }> {
     const upstream = await FakeOpenAiServer.start();
     const audio = await FakeOpenAiAudioServer.start();
@@ -42,13 +43,14 @@ model_list:
   - { model_name: slow, params: { provider: openai, model: m, api_base: "${upstream.baseUrl}" }, model_info: { id: slow-1 } }
   - { model_name: tts, params: { provider: openai, model: t, api_base: "${audio.baseUrl}" }, model_info: { id: tts-1, mode: audio_speech } }
 `,
+      generalSettings,
     });
     cleanups.push(async () => {
       await upstream.close();
       await audio.close();
       await backend.cleanup();
     });
-    return { gateway, upstream, audio, logs, key: await gateway.createKey() };
+    return { gateway, upstream, audio, logs, key: await gateway.createKey(), backend };
   }
 
   const chat = (gateway: TestGateway, key: string, stream: boolean) =>
@@ -99,6 +101,41 @@ model_list:
       ),
     ).toBe(false);
   });
+
+  // A stream cut by the shutdown delivered content: its charge (an estimate, the upstream's usage report
+  // never came) must be written before the databases close, not lost with the process.
+  it.each(['legacy', 'outbox'])(
+    'charges a stream it cut, once, before closing the database (%s)',
+    async (mode) => {
+      const { gateway, upstream, key, backend } = await start(`  spend_ingestion_mode: ${mode}\n`);
+      upstream.defaultScenario = { kind: 'answer', text: 'word '.repeat(100), chunkDelayMs: 100 };
+      const response = await chat(gateway, key, true);
+      const requestId = response.headers.get('x-request-id')!;
+      const reader = response.body!.getReader();
+      await reader.read();
+      const closing = gateway.gateway.close(300, 0);
+      while (!(await reader.read()).done) {}
+      await closing;
+      const database = await openBackendDatabase(backend, { migrate: false });
+      try {
+        const rows = await database.db
+          .selectFrom('spend_logs')
+          .select(['request_id', 'status'])
+          .where('request_id', '=', requestId)
+          .execute();
+        const queued = await database.db.selectFrom('spend_outbox').select('record').execute();
+        const pending = queued.filter((row) => row.record.includes(requestId));
+        expect(rows.length + pending.length).toBe(1);
+        // Recorded with the status of its in-band error (not_ready), not as a caller who left.
+        expect([
+          ...rows.map((row) => row.status),
+          ...pending.map((row) => JSON.parse(row.record).status),
+        ]).toEqual([503]);
+      } finally {
+        await database.close();
+      }
+    },
+  );
 
   it('cuts a speech body still open after the grace period: the caller sees it incomplete, logged as cut', async () => {
     const { gateway, audio, logs, key } = await start();

@@ -1,7 +1,8 @@
 /**
  * A real HAProxy on loopback in front of gateway replicas, for the scale-out test and benchmark: round
  * robin, health checks on /health/readiness, a connection refused retried once on another replica (as a
- * production balancer is set up), a request already sent never retried. Every request is logged to
+ * production balancer is set up; `retries: 0` turns that off), a request already sent never retried.
+ * Every request is logged to
  * stdout with its x-request-id and the server that answered it, so a test can tell which replica a
  * failed request went to.
  */
@@ -40,7 +41,16 @@ export interface HaproxyOptions {
    * and logs it. The kill test needs every failure logged; the benchmark keeps keep-alive.
    */
   closeServerConnections?: boolean;
+  /**
+   * Retries of a connection that failed (default 1, on another replica: `option redispatch`). 0: no
+   * retry and no redispatch, like a plain Kubernetes Service, so a request sent to a replica that is
+   * going away fails unless the replica's own drain keeps it from being sent there.
+   */
+  retries?: number;
 }
+
+/** A server's state change as HAProxy logged it, in order. */
+export type ServerState = 'UP' | 'DOWN';
 
 /** Throws a clear message when HAProxy is not installed (the test must not skip silently). */
 export function requireHaproxy(): void {
@@ -54,7 +64,7 @@ export function requireHaproxy(): void {
 }
 
 export function haproxyConfig(port: number, options: HaproxyOptions): string {
-  const { checkIntervalMs = 500, serverTimeoutMs = 30_000, logRequests = true } = options;
+  const { checkIntervalMs = 500, serverTimeoutMs = 30_000, logRequests = true, retries = 1 } = options;
   // logasap: a stream is logged when its head arrives, so one cut later by a kill is in the log already.
   const closing = options.closeServerConnections ? ['  option httpclose', '  option logasap'] : [];
   const servers = options.serverPorts.map(
@@ -75,8 +85,8 @@ export function haproxyConfig(port: number, options: HaproxyOptions): string {
     '  timeout queue 5s',
     // A refused connection (a replica just killed, not yet marked down) is retried on another one;
     // retry-on stays at its default (connect failures only): a request already sent is never replayed.
-    '  retries 1',
-    '  option redispatch 1',
+    `  retries ${retries}`,
+    retries > 0 ? '  option redispatch 1' : '  no option redispatch',
     ...closing,
     'frontend gateway',
     `  bind 127.0.0.1:${port}`,
@@ -176,6 +186,12 @@ export class Haproxy {
   /** True once HAProxy logged that server `name` (r0, r1, …) went down. */
   sawDown(name: string): boolean {
     return new RegExp(`Server replicas/${name} is DOWN`).test(this.output);
+  }
+
+  /** Every state change HAProxy logged for server `name`, in order (a restart adds DOWN then UP). */
+  states(name: string): ServerState[] {
+    const changes = this.output.matchAll(new RegExp(`Server replicas/${name} is (UP|DOWN)\\b`, 'g'));
+    return [...changes].map((match) => match[1] as ServerState);
   }
 
   async stop(): Promise<void> {

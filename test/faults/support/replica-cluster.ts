@@ -1,7 +1,8 @@
 /**
  * N gateway replicas (the real CLI, one process each) on one PostgreSQL schema and one Redis, behind a
  * real HAProxy: what the scale-out test and benchmark run against. The first replica starts alone so it
- * runs the migrations; the others start together afterwards. The upstream is the caller's.
+ * runs the migrations; the others start together afterwards. The upstream is the caller's. A replica can
+ * be restarted in place (terminate, then respawn on the same port), as a rolling deploy does.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +42,9 @@ export class ReplicaCluster {
   readonly db: pg.Client;
   haproxy!: Haproxy;
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchboard-scale-out-'));
+  private readonly configPath = join(this.dir, 'switchboard.yaml');
+  /** Replicas replaced by respawn(): their output is still swept for secrets at stop(). */
+  private readonly retired: SpawnedGateway[] = [];
   private readonly options: ClusterOptions;
   private readonly secrets: SecretSweep;
 
@@ -97,6 +101,27 @@ export class ReplicaCluster {
     return Number((await this.db.query(sql)).rows[0].n);
   }
 
+  /**
+   * SIGTERM to replica `index`: its own shutdown follows (docs/operations.md, Shutdown). Resolves with
+   * its exit code once it exited; its slot (and HAProxy's server entry) stays for respawn().
+   */
+  async terminate(index: number): Promise<number | null> {
+    const replica = this.replicas[index]!;
+    const code = await replica.stop('SIGTERM');
+    this.retired.push(replica);
+    return code;
+  }
+
+  /** Starts replica `index` again, same configuration, same port; resolves once it reports ready. */
+  async respawn(index: number): Promise<void> {
+    const old = this.replicas[index]!;
+    if (old.child.exitCode === null && old.child.signalCode === null)
+      throw new Error(`replica ${index} still runs: terminate it first`);
+    const replica = await spawnGateway(['--config', this.configPath], this.options.env ?? {}, old.port);
+    this.replicas[index] = replica;
+    await untilReady(replica, performance.now() + 60_000);
+  }
+
   /** SIGKILL of every child still running (from an exit handler; exited ones are skipped: PIDs get reused). */
   killNow(): void {
     this.haproxy?.killNow();
@@ -107,7 +132,7 @@ export class ReplicaCluster {
 
   /** Stops everything; then fails if a replica printed or exposed a secret (secret-sweep.ts). */
   async stop(): Promise<void> {
-    const leak = await this.secrets.sweep(this.replicas);
+    const leak = await this.secrets.sweep([...this.retired, ...this.replicas]);
     await this.haproxy?.stop();
     await Promise.all(this.replicas.map((replica) => replica.stop('SIGKILL')));
     try {
@@ -124,7 +149,7 @@ export class ReplicaCluster {
     await this.db.connect();
     await this.db.query(`CREATE SCHEMA "${this.schema}"`);
     const databaseUrl = `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${this.schema}`)}`;
-    const config = join(this.dir, 'switchboard.yaml');
+    const config = this.configPath;
     writeFileSync(
       config,
       `model_list:
@@ -159,16 +184,19 @@ ${this.options.generalSettings ?? ''}`,
   /** Until every replica is ready and HAProxy forwards to them (checks start as soon as it runs). */
   private async waitUntilRouted(): Promise<void> {
     const deadline = performance.now() + 60_000;
-    for (const replica of this.replicas) {
-      while ((await fetch(`${replica.baseUrl}/health/readiness`).catch(() => undefined))?.status !== 200) {
-        if (performance.now() > deadline)
-          throw new Error(`replica ${replica.baseUrl} not ready within 60 s:\n${replica.output()}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
+    for (const replica of this.replicas) await untilReady(replica, deadline);
     while ((await fetch(`${this.url}/health/readiness`).catch(() => undefined))?.status !== 200) {
       if (performance.now() > deadline) throw new Error(`HAProxy never routed:\n${this.haproxy.text()}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+}
+
+/** Until the replica's /health/readiness answers 200; throws with its output past `deadline` (performance.now()). */
+async function untilReady(replica: SpawnedGateway, deadline: number): Promise<void> {
+  while ((await fetch(`${replica.baseUrl}/health/readiness`).catch(() => undefined))?.status !== 200) {
+    if (performance.now() > deadline)
+      throw new Error(`replica ${replica.baseUrl} not ready:\n${replica.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -25,6 +25,10 @@ export interface LoadOptions {
 
 export type Outcome = number | 'cut' | 'network' | 'timeout';
 
+/** How a stream whose 2xx head arrived ended: its `[DONE]`, an in-band error event (and no `[DONE]`),
+ * or neither (the body ended or broke without either). */
+export type StreamEnd = 'done' | 'in-band-error' | 'cut';
+
 export interface RequestRecord {
   /** performance.now() when the request started and ended. */
   startedAt: number;
@@ -37,6 +41,10 @@ export interface RequestRecord {
   requestId: string;
   /** The `error.code` of a non-2xx JSON answer (e.g. `shared_store_unavailable`), when it had one. */
   code?: string;
+  /** Set for a stream whose 2xx head arrived (it started streaming): how it ended. */
+  streamEnd?: StreamEnd;
+  /** The `error.code` of a stream's in-band error event, when it had one. */
+  streamErrorCode?: string;
 }
 
 export interface LoadSummary {
@@ -108,6 +116,8 @@ export class SteadyLoad {
     const startedAt = performance.now();
     let outcome: Outcome;
     let code: string | undefined;
+    let streamEnd: StreamEnd | undefined;
+    let streamErrorCode: string | undefined;
     try {
       const response = await fetch(`${baseUrl}/v1/chat/completions`, {
         method: 'POST',
@@ -125,9 +135,15 @@ export class SteadyLoad {
         }),
         signal: AbortSignal.timeout(timeoutMs),
       });
+      if (stream && response.ok) streamEnd = 'cut'; // until its end is read
       const text = await response.text();
       outcome = stream && response.ok && !text.includes('data: [DONE]') ? 'cut' : response.status;
       if (!response.ok) code = errorCode(text);
+      if (streamEnd) {
+        const errorEvent = text.split('\n').find((line) => line.startsWith('data: {"error"'));
+        if (errorEvent) streamErrorCode = errorCode(errorEvent.slice('data: '.length));
+        streamEnd = text.includes('data: [DONE]') ? 'done' : errorEvent ? 'in-band-error' : 'cut';
+      }
     } catch (error) {
       outcome = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network';
     }
@@ -139,6 +155,8 @@ export class SteadyLoad {
       outcome,
       requestId,
       ...(code ? { code } : {}),
+      ...(streamEnd ? { streamEnd } : {}),
+      ...(streamErrorCode ? { streamErrorCode } : {}),
     });
   }
 }
