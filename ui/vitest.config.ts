@@ -10,5 +10,9 @@ export default defineProject({
     environment: 'jsdom',
     include: ['src/**/*.test.tsx', 'src/**/*.test.ts'],
     setupFiles: ['./src/test-setup.ts'],
+    // Explicit, chosen for a loaded machine (npm run test:loaded spins every core): a test that types,
+    // renders and waits for held answers takes a second or two when cores are busy, and vitest's 5 s
+    // default failed two of them under load. A timeout guards a hung test; no test measures speed.
+    testTimeout: 20_000,
   },
 });

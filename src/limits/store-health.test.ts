@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../observability/logger.ts';
 import { createMetrics } from '../observability/metrics.ts';
 import { MemorySharedStore } from '../store/shared/memory-shared-store.ts';
@@ -67,19 +67,25 @@ describe('StoreHealth: slow is not down', () => {
     expect(health.downSignal.aborted).toBe(false);
   });
 
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('pings a down store until it answers, then warns that it recovered with the admissions decided locally', async () => {
+    // The probe is an interval timer (every 10 ms here): fake timers move it by hand, not by sleeping.
+    vi.useFakeTimers();
     const { health, warnings, fail, setAvailable, store, metrics } = setUp();
     setAvailable(false);
     fail('disconnected');
     health.decidedLocally();
     health.decidedLocally();
     const ping = vi.spyOn(store, 'ping');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await vi.advanceTimersByTimeAsync(50); // five probe periods
     expect(ping).not.toHaveBeenCalled(); // no connection: nothing to ping
+    expect(health.isDown()).toBe(true);
     setAvailable(true);
-    for (let attempt = 0; health.isDown() && attempt < 200; attempt++)
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(ping).toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(10); // the next probe pings, and the store answers
+    expect(ping).toHaveBeenCalledTimes(1);
     expect(health.isDown()).toBe(false);
     expect(warnings.map((warning) => warning.message)).toEqual([
       expect.stringContaining('shared store down'),

@@ -4,14 +4,44 @@
  * ends held a started stream and its caller's slot for as long as it liked), while a caller that reads
  * slowly is not mistaken for a silent upstream.
  */
-import { setTimeout as delay } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeploymentSettings } from './provider-adapter.ts';
 import type { UpstreamResponse } from './send-upstream.ts';
 import { UpstreamError } from './upstream-error.ts';
 import { withFirstChunkDeadline } from './upstream-exchange.ts';
 
 const IDLE_MS = 100;
+
+// The deadlines are timers, so the tests run on vitest's fake timers and move time by hand: what they
+// check is which timer fires and when in stream time, never how fast the machine happens to be.
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A pause on the (fake) timers; node:timers/promises is not faked, so the global setTimeout is used. */
+const delay = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
+
+/** Reads `stream` to its end or error while the test moves the fake clock; resolves with what it saw. */
+function drain<T>(stream: AsyncIterable<T>, onItem: (item: T) => Promise<void> | void = () => {}) {
+  const seen: T[] = [];
+  const outcome = (async () => {
+    for await (const item of stream) {
+      seen.push(item);
+      await onItem(item);
+    }
+  })().then(
+    () => ({ settled: true, error: undefined as unknown }),
+    (error: unknown) => ({ settled: true, error }),
+  );
+  let settled = false;
+  void outcome.then(() => {
+    settled = true;
+  });
+  return { seen, outcome, settled: () => settled };
+}
 
 const settings: DeploymentSettings = {
   model: 'm',
@@ -53,45 +83,45 @@ function exchange(produce: (index: number) => { counted: boolean; afterMs: numbe
 
 describe('withFirstChunkDeadline once the stream has started', () => {
   it('ends a started stream whose upstream completes no further item (an endless line) after stream_timeout', async () => {
-    const started = performance.now();
-    const seen: boolean[] = [];
-    const read = async () => {
-      for await (const counted of exchange((index) =>
-        index === 0 ? { counted: true, afterMs: 0 } : 'silent',
-      ))
-        seen.push(counted);
-    };
-    const error = await read().catch((caught: unknown) => caught);
+    const read = drain(exchange((index) => (index === 0 ? { counted: true, afterMs: 0 } : 'silent')));
+    // One tick short of stream_timeout the stream is still open; at stream_timeout it ends, long before
+    // the request's total deadline (1 000 ms) could have been what ended it. The upstream never stops.
+    await vi.advanceTimersByTimeAsync(IDLE_MS - 1);
+    expect(read.settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(read.settled()).toBe(true);
+    const { error } = await read.outcome;
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as UpstreamError).kind).toBe('timeout');
-    expect(seen).toEqual([true]);
-    // Bounded by the idle timeout (100 ms) plus scheduling; the upstream itself never stops.
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(read.seen).toEqual([true]);
   });
 
   it('keeps a started stream alive on ping events (complete, uncounted items) more often than stream_timeout', async () => {
-    let count = 0;
-    const produce = (index: number) =>
-      index < 12 ? { counted: index === 0, afterMs: IDLE_MS / 2 } : undefined;
-    for await (const _ of exchange(produce)) count++;
-    expect(count).toBe(12);
+    const read = drain(
+      exchange((index) => (index < 12 ? { counted: index === 0, afterMs: IDLE_MS / 2 } : undefined)),
+    );
+    await vi.runAllTimersAsync(); // until no timer is left: an idle abort would have fired on the way
+    expect(await read.outcome).toEqual({ settled: true, error: undefined });
+    expect(read.seen).toHaveLength(12);
   });
 
   it('keeps a stream whose counted items come more often than stream_timeout, however long it lasts', async () => {
-    let count = 0;
-    for await (const _ of exchange((index) =>
-      index < 12 ? { counted: true, afterMs: IDLE_MS / 2 } : undefined,
-    ))
-      count++;
-    expect(count).toBe(12); // 600 ms in all, six times the idle timeout
+    const read = drain(
+      exchange((index) => (index < 12 ? { counted: true, afterMs: IDLE_MS / 2 } : undefined)),
+    );
+    await vi.runAllTimersAsync(); // 600 ms of stream time in all, six times the idle timeout
+    expect(await read.outcome).toEqual({ settled: true, error: undefined });
+    expect(read.seen).toHaveLength(12);
   });
 
   it('does not count the time the caller takes to read an item as upstream silence', async () => {
-    let count = 0;
-    for await (const _ of exchange((index) => (index < 3 ? { counted: true, afterMs: 0 } : undefined))) {
-      count++;
-      await delay(IDLE_MS * 2); // a slow caller: back-pressure, not a silent upstream
-    }
-    expect(count).toBe(3);
+    // A slow caller (twice stream_timeout per item): back-pressure, not a silent upstream.
+    const read = drain(
+      exchange((index) => (index < 3 ? { counted: true, afterMs: 0 } : undefined)),
+      () => delay(IDLE_MS * 2),
+    );
+    await vi.runAllTimersAsync(); // until no timer is left: an idle abort would have fired on the way
+    expect(await read.outcome).toEqual({ settled: true, error: undefined });
+    expect(read.seen).toHaveLength(3);
   });
 });

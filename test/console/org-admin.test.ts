@@ -87,7 +87,7 @@ describe('an organization administrator in the console', () => {
       .first()
       .waitFor();
     const requests = statCard(page, 'Requests');
-    await expect.poll(() => cardNumber(requests, 'Requests'), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => cardNumber(requests, 'Requests')).toBe(2);
     await console.screenshot('overview');
 
     await console.navigate('Keys & identities');

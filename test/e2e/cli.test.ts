@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FakeOpenAiServer } from '../fakes/fake-openai-server.ts';
 import { runCli, type SpawnedGateway, spawnGateway } from '../support/spawn-gateway.ts';
 import { freePort } from '../support/tcp-ports.ts';
 
@@ -190,9 +191,13 @@ describe('the switchboard command', () => {
   it('finishes an in-flight request after SIGTERM, reports not ready meanwhile, then exits 0', async () => {
     const folder = tempFolder();
     const config = join(folder, 'slow.yaml');
+    // An upstream that takes 1.5 s to answer (simulated latency), in this process: the test sees the
+    // request arrive there, so SIGTERM is sent while it is in flight, not after a guessed sleep.
+    const upstream = await FakeOpenAiServer.start();
+    upstream.defaultScenario = { kind: 'answer', firstByteDelayMs: 1500 };
     writeFileSync(
       config,
-      `model_list:\n  - model_name: slow\n    params: { provider: fake, model: slow, latency_ms: 1500 }\ngeneral_settings:\n  master_key: sk-master-drain-test\n  database_url: ${JSON.stringify(join(folder, 'db.sqlite'))}\n`,
+      `model_list:\n  - model_name: slow\n    params: { provider: openai, model: slow, api_base: ${JSON.stringify(upstream.baseUrl)} }\ngeneral_settings:\n  master_key: sk-master-drain-test\n  database_url: ${JSON.stringify(join(folder, 'db.sqlite'))}\n`,
     );
     const gateway = await spawnGateway(['--config', config]);
     running.push(gateway);
@@ -201,11 +206,15 @@ describe('the switchboard command', () => {
       headers: { authorization: 'Bearer sk-master-drain-test', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'slow', messages: [{ role: 'user', content: 'wait' }] }),
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const exited = gateway.stop('SIGTERM');
-    const answer = await inFlight;
-    expect(answer.status).toBe(200);
-    expect(((await answer.json()) as { choices: unknown[] }).choices).toHaveLength(1);
-    expect(await exited).toBe(0);
+    try {
+      await expect.poll(() => upstream.requests.length, { timeout: 15_000 }).toBe(1);
+      const exited = gateway.stop('SIGTERM');
+      const answer = await inFlight;
+      expect(answer.status).toBe(200);
+      expect(((await answer.json()) as { choices: unknown[] }).choices).toHaveLength(1);
+      expect(await exited).toBe(0);
+    } finally {
+      await upstream.close();
+    }
   });
 });

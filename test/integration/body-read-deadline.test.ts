@@ -25,7 +25,6 @@ describe('the body-read deadline', () => {
 
   it('answers 408 request_body_timeout to a client that stalls halfway through its body', async () => {
     const url = new URL(`${gateway.baseUrl}/v1/chat/completions`);
-    const started = performance.now();
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const request = httpRequest(
         {
@@ -51,8 +50,10 @@ describe('the body-read deadline', () => {
       request.write('{"model":"demo","messages":['); // then nothing more
     });
     expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.body).error.code).toBe('request_body_timeout');
-    expect(performance.now() - started).toBeLessThan(5_000);
+    // The configured deadline ended it (its message names it), not another timeout a loaded machine hit.
+    const error = JSON.parse(answer.body).error;
+    expect(error.code).toBe('request_body_timeout');
+    expect(error.message).toContain('within 0.3 s');
   });
 
   it('leaves requests whose body arrives in time alone, also on a reused connection', async () => {
@@ -65,7 +66,8 @@ describe('the body-read deadline', () => {
       expect(response.status).toBe(200);
       await response.text();
     }
-    // Past the deadline of the earlier requests, the kept-alive connection still serves.
+    // Past the deadline of the earlier requests, the kept-alive connection still serves. This wait lets a
+    // real 300 ms timer's time pass (the plugin has no injectable clock); it stands in for no event.
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(
       (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status,

@@ -467,10 +467,11 @@ mcp_servers:
   });
 });
 
-async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (await condition()) return;
+/** Polls for an event; the deadline guards one that never comes (a loaded machine only slows it). */
+async function waitFor(condition: () => Promise<boolean>, withinMs = 10_000): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`condition not met within ${withinMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error('condition not met within 2 s');
 }

@@ -4,11 +4,15 @@
  * (database, on a connection of its own) answers; when Redis dies, a fail_closed gateway turns 503 within two
  * seconds while a fail_open one (which still serves, on per-process counters) reports `redis: false`
  * and stays 200, so a load balancer keeps it; both recover when Redis returns. The Redis here is a
- * private redis-server that the test kills by PID.
+ * private redis-server that the test kills by PID. The two seconds are the readiness cache (one second
+ * on the gateway's clock, a ManualClock here) and the probe's own one-second deadline (a timer in the
+ * code): the test moves the clock by the cache and waits for the 503 as an event, so a loaded machine
+ * slows it down without failing it.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, postgresBackend } from '../support/backends.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { PrivateRedis } from '../support/private-redis.ts';
 import { startTestGateway, type TestGateway } from '../support/start-gateway.ts';
 import { realBackendsAvailable } from '../support/test-env.ts';
@@ -32,6 +36,11 @@ describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a R
   let backend: Backend;
   let gateway: TestGateway;
   let failOpen: TestGateway;
+  /** The fail_closed gateway's clock: its readiness cache lapses only when the test moves it. */
+  const clock = new ManualClock();
+  const READINESS_CACHE_MS = 1_000;
+  /** A failure guard for an event that never comes, not a bound on how fast it comes. */
+  const GUARD_MS = 15_000;
 
   beforeAll(async () => {
     redis = await PrivateRedis.start();
@@ -46,6 +55,7 @@ describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a R
         ...backend,
         generalSettingsYaml: `${backend.generalSettingsYaml}  redis_degraded_mode: fail_closed\n`,
       },
+      clock,
     });
     failOpen = await startTestGateway({
       backend: {
@@ -74,22 +84,27 @@ describe.runIf(await realBackendsAvailable())('readiness with PostgreSQL and a R
 
   it('fail_closed: turns 503 within two seconds of Redis going away; fail_open: says redis false and stays 200', async () => {
     await redis.kill();
-    const elapsed = await until(async () => (await readiness(gateway.baseUrl)).status === 503, 2_000);
-    expect(elapsed).toBeLessThan(2_000);
+    // No more than the readiness cache on the gateway's clock: a longer cache would keep answering 200.
+    clock.advance(READINESS_CACHE_MS);
+    await until(async () => (await readiness(gateway.baseUrl)).status === 503, GUARD_MS);
     const degraded = await readiness(gateway.baseUrl);
     expect(degraded.body.checks.redis).toBe(false);
     expect(degraded.body.checks.database).toBe(true);
     expect((await fetch(`${gateway.baseUrl}/health/liveliness`)).status).toBe(200);
 
-    await until(async () => (await readiness(failOpen.baseUrl)).body.checks.redis === false, 2_000);
+    await until(async () => (await readiness(failOpen.baseUrl)).body.checks.redis === false, GUARD_MS);
     const open = await readiness(failOpen.baseUrl);
     expect(open.status).toBe(200);
     expect(open.body.status).toBe('ok');
     expect(open.body.details.redis.state).not.toBe('ready');
 
     await redis.restart();
-    await until(async () => (await readiness(gateway.baseUrl)).status === 200, 5_000);
-    await until(async () => (await readiness(failOpen.baseUrl)).body.checks.redis === true, 5_000);
+    // Redis reconnects in its own time: every poll lapses the cache, so each reads a fresh report.
+    await until(async () => {
+      clock.advance(READINESS_CACHE_MS);
+      return (await readiness(gateway.baseUrl)).status === 200;
+    }, GUARD_MS);
+    await until(async () => (await readiness(failOpen.baseUrl)).body.checks.redis === true, GUARD_MS);
   });
 
   it('tells a saturated pool from a database that does not answer: database ready, foreground_database not (issue 25)', async () => {

@@ -13,6 +13,7 @@ import type { Clock } from '../../../src/lib/clock.ts';
 import { type Backend, sqliteBackend } from '../../support/backends.ts';
 import { startTestGateway, type TestGateway } from '../../support/start-gateway.ts';
 import { chromiumPath } from './global-setup.ts';
+import { CONSOLE_ACTION_TIMEOUT_MS } from './timeouts.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const SCREENSHOT_DIR = join(root, 'test-results', 'console');
@@ -103,7 +104,8 @@ export class ConsolePage {
 
   static async open(browser: Browser, baseUrl: string, flow: string): Promise<ConsolePage> {
     const context = await browser.newContext({ viewport: VIEWPORT, reducedMotion: 'reduce' });
-    context.setDefaultTimeout(15_000);
+    context.setDefaultTimeout(CONSOLE_ACTION_TIMEOUT_MS);
+    context.setDefaultNavigationTimeout(CONSOLE_ACTION_TIMEOUT_MS);
     const page = await context.newPage();
     const consolePage = new ConsolePage(context, page, baseUrl, flow);
     page.on('request', (request) => consolePage.requestedUrls.push(request.url()));
