@@ -45,6 +45,12 @@ export class LegacySpendWriter implements SpendWriter {
   }
 
   write(record: SpendRecord, waited = false): Promise<void> {
+    // A request that settles after the shutdown's flush (its socket closed late): spilled for the next
+    // start like the rest, never handed to a database that is closing.
+    if (this.closed) {
+      this.spill([record], 'shutdown');
+      return Promise.resolve();
+    }
     const written = this.commits.add(record, waited).catch(() => {}); // writeBatch never throws
     if (!waited) return written;
     // A database that hangs must not hold back a stream's [DONE] (legacy mode shrugs off the database):

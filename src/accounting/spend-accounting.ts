@@ -11,6 +11,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { ReadinessProbe } from '../observability/readiness.ts';
 import type { Database } from '../store/db/create-database.ts';
 import { SpendRepository } from '../store/db/repositories/spend-repository.ts';
+import { ChargesInFlight } from './charges-in-flight.ts';
 import { LegacySpendWriter } from './legacy-spend-writer.ts';
 import { OutboxSettler } from './outbox-settler.ts';
 import { usageBounds } from './plausible-usage.ts';
@@ -32,6 +33,7 @@ export interface PipelineAccounting {
   metrics: Metrics;
   logger: Logger;
   now(): number;
+  inFlight: ChargesInFlight;
 }
 
 export interface SpendAccountingParts {
@@ -76,6 +78,7 @@ export async function createSpendAccounting(deps: {
         finalizationTimeoutMs: general.spend_finalization_timeout_ms,
       })
     : new LegacySpendWriter({ ...writerOptions, spill, onSpilled: () => replay.nudge() });
+  const inFlight = new ChargesInFlight();
   const settler = outbox ? new OutboxSettler({ repository, clock, logger, metrics }) : undefined;
   settler?.start();
   const probes: ReadinessProbe[] = settler
@@ -99,6 +102,7 @@ export async function createSpendAccounting(deps: {
       metrics,
       logger,
       now: () => clock.now(),
+      inFlight,
     },
     repository,
     settler,
@@ -109,6 +113,14 @@ export async function createSpendAccounting(deps: {
       await replay.settled();
     },
     async close(deadlineAt = Date.now() + 5_000) {
+      // Streams cut at the end of the grace period settle when their sockets close, which can come
+      // after the server's close: let them hand over their records, keeping half the time for the flush.
+      const open = inFlight.size;
+      if (!(await inFlight.settledBy(Date.now() + (deadlineAt - Date.now()) / 2)))
+        logger.warn(
+          { open, unsettled: inFlight.size },
+          'spend flush started with requests still unsettled: a record that comes later is spilled (legacy mode)',
+        );
       replay.stop();
       await writer.close(deadlineAt);
       await settler?.stop(deadlineAt);

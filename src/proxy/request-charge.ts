@@ -7,6 +7,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import type { ChargesInFlight } from '../accounting/charges-in-flight.ts';
 import {
   type CheckedUsage,
   checkUsage,
@@ -42,6 +43,8 @@ export interface SpendAccounting {
   metrics: Metrics;
   logger: Logger;
   now(): number;
+  /** Charges not settled yet, which a shutdown's spend flush waits for (bounded). */
+  inFlight?: ChargesInFlight;
 }
 
 /** Why a call was charged an estimate instead of its provider's report. */
@@ -83,6 +86,7 @@ export class RequestCharge {
   private cacheStatus: 'hit' | 'miss' | 'bypass' | undefined;
   private answerHeaders: Readonly<Record<string, string>> | undefined;
   private settled: Promise<void> | undefined;
+  private readonly release: (() => void) | undefined;
 
   constructor(
     ticket: AdmissionTicket,
@@ -95,6 +99,7 @@ export class RequestCharge {
     this.capacity = deploymentCapacity.snapshot(deploymentIds, ticket.reads);
     this.request = spend?.request;
     this.accounting = spend?.accounting;
+    this.release = spend?.accounting.inFlight?.begin();
   }
 
   /**
@@ -272,6 +277,7 @@ export class RequestCharge {
    */
   settle(status: number, waited = false): Promise<void> {
     this.settled ??= this.finish(status, waited);
+    this.release?.(); // finish() handed the record to the writer before its first await
     return this.settled;
   }
 

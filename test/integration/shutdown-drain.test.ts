@@ -157,4 +157,35 @@ model_list:
     const line = logs.find((entry) => entry.msg === 'stream cut by shutdown');
     expect(line).toMatchObject({ url: '/v1/audio/speech', status: 200, cut: true });
   });
+
+  // A destroyed body settles when its socket's close reaches the request, which can come after the
+  // server's own close: the spend flush waits for it, so its record is written with the rest.
+  it('charges a speech body it cut, once, before closing the database', async () => {
+    const { gateway, audio, key, backend } = await start();
+    audio.speech.push({ kind: 'stall', audio: Buffer.alloc(100_000, 3), bytes: 4096 });
+    const response = await fetch(`${gateway.baseUrl}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tts', input: 'Hello', voice: 'alloy' }),
+    });
+    const requestId = response.headers.get('x-request-id')!;
+    const reader = response.body!.getReader();
+    await reader.read();
+    const closing = gateway.gateway.close(300, 0);
+    await (async () => {
+      for (;;) if ((await reader.read()).done) return;
+    })().catch(() => {});
+    await closing;
+    const database = await openBackendDatabase(backend, { migrate: false });
+    try {
+      const rows = await database.db
+        .selectFrom('spend_logs')
+        .select('request_id')
+        .where('request_id', '=', requestId)
+        .execute();
+      expect(rows).toHaveLength(1);
+    } finally {
+      await database.close();
+    }
+  });
 });

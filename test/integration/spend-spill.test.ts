@@ -187,3 +187,20 @@ describe('when the spill folder cannot take the records', () => {
     expect(lost?.records).toBe(2);
   });
 });
+
+describe('a record that arrives after the shutdown flush', () => {
+  // A stream the shutdown cut settles when its socket closes, which can come after the flush: its
+  // record must be spilled for the next start, not handed to a closing database and forgotten.
+  it('is spilled and written by the next start, not lost', async () => {
+    const r = await rig(sqliteBackend());
+    const writer = new LegacySpendWriter({ ...r, clock: systemClock, spill: r.spill });
+    await writer.close(Date.now() + 100);
+    await writer.write(record('late'));
+    expect(await metric(r, 'spilled')).toBe(1);
+    expect(await rows(r.database)).toBe(0);
+    const replay = new SpillReplay({ ...r, mode: 'legacy' });
+    replay.nudge();
+    await replay.settled();
+    expect(await rows(r.database)).toBe(1);
+  });
+});
