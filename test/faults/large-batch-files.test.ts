@@ -1,7 +1,7 @@
 /**
  * Large batch files do not stall other tenants (issue 25): a gateway process (the real CLI) with the
  * default `database` file store, on PostgreSQL and on SQLite, takes a 200 MiB JSONL upload and then
- * three concurrent downloads of it (curl at 20 MB/s each, so the test process stays idle), while another tenant's key
+ * three concurrent downloads of it (curl at 20 MiB/s each, so the test process stays idle), while another tenant's key
  * sends a steady 1-token chat load. Measured: that tenant's chat p99 in each phase, and how far the
  * gateway's resident memory grew above its idle level. Figures go to the fault report.
  */
@@ -153,7 +153,9 @@ ${database}  embeddings_batch_enabled: true
         // defect's, with room for a loaded 2-core machine, so the test does not time the machine.
         expect(upload.p99).toBeLessThan(STALL_MS);
         expect(downloads.p99).toBeLessThan(STALL_MS);
-        expect(growthMiB).toBeLessThan(FILE_BYTES / MiB);
+        // 150 MiB: the quiet-machine peaks are +39 (PostgreSQL) and +95 MiB (SQLite, V8 growing its young
+        // generation), loaded ones up to +125; a statement per query holding every written chunk was +200.
+        expect(growthMiB).toBeLessThan(150);
       } finally {
         memory.stop();
         await load.stop();

@@ -1,7 +1,7 @@
 /**
  * The unit suite on a loaded machine (npm run test:loaded, issue 31): one spinning child per core for
  * the whole run, so a test that only passes on an idle machine (a wall-clock bound, a sleep standing in
- * for an event) fails here, in every CI run, instead of now and then on a busy runner. The teardown
+ * for an event) fails whenever this run is made, instead of now and then on a busy runner. The teardown
  * fails the run if a burner died early: a pass without the load proves nothing.
  */
 import { availableParallelism } from 'node:os';
