@@ -1,7 +1,7 @@
 /**
  * Large batch files do not stall other tenants (issue 25): a gateway process (the real CLI) with the
  * default `database` file store, on PostgreSQL and on SQLite, takes a 200 MiB JSONL upload and then
- * three concurrent downloads of it (curl at 20 MiB/s each, so the test process stays idle), while another tenant's key
+ * three concurrent downloads of it (curl at 40 MiB/s each, so the test process stays idle), while another tenant's key
  * sends a steady 1-token chat load. Measured: that tenant's chat p99 in each phase, and how far the
  * gateway's resident memory grew above its idle level. Figures go to the fault report.
  */
@@ -30,7 +30,7 @@ const MiB = 1024 * 1024;
 // Each transfer at a client's pace rather than loopback speed: unthrottled, three curl processes and
 // PostgreSQL's backends fill both cores of a small machine, and the chat's latency then measures the
 // machine's scheduler instead of the gateway.
-const TRANSFER_RATE = '20M';
+const TRANSFER_RATE = '40M';
 /** A chat this slow means another tenant was stalled, not that the machine was busy. */
 const STALL_MS = 1_000;
 
