@@ -15,7 +15,14 @@ describe('docs/reliability.md', () => {
     );
     const rows = table.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| ---'));
     const groups = new Set(rows.slice(1).map((row) => row.split(' | ')[0]!.slice(2)));
-    expect([...groups].sort()).toEqual(['Gateway', 'PostgreSQL', 'Redis', 'Replicas', 'Upstream']);
+    expect([...groups].sort()).toEqual([
+      'Batch files',
+      'Gateway',
+      'PostgreSQL',
+      'Redis',
+      'Replicas',
+      'Upstream',
+    ]);
     expect(rows.length).toBeGreaterThan(20);
   });
 });
