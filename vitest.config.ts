@@ -15,8 +15,10 @@ export default defineConfig({
           // soak, npm run test:console): they measure recovery and resource slopes or drive a browser, which
           // the main suite's parallel files would disturb.
           exclude: ['**/node_modules/**', 'test/faults/**', 'test/soak/**', 'test/console/**'],
-          testTimeout: 20_000,
-          hookTimeout: 30_000,
+          // Limits on a hung test, not speed checks: a test that starts gateway processes itself can take
+          // 20 s on a loaded CI machine with four workers.
+          testTimeout: 60_000,
+          hookTimeout: 90_000,
           pool: 'forks',
         },
       },
